@@ -1,0 +1,270 @@
+"""What a checkpoint is, and the few verbs every saver offers.
+
+A *checkpoint* is the state of every channel at a super-step boundary, plus the bookkeeping the
+scheduler needs to decide what runs next (channel_versions, versions_seen). A *pending write* is
+one task's output saved before the step ends, so a crash does not lose finished work.
+
+Savers store only ``(type_tag, bytes)`` pairs made by ``self.serde``; they never see Python
+objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver), then ``pregel/algo.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
+
+from lgcheckpoint.checkpoint.id import uuid6
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+from lgcheckpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
+
+RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
+ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
+PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
+V = TypeVar("V", int, float, str)
+
+# special channels a task can write; they get fixed negative indexes, so a retry overwrites them
+ERROR = "__error__"
+SCHEDULED = "__scheduled__"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+WRITES_IDX_MAP = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
+
+LATEST_VERSION = 4  # the checkpoint format LangGraph 1.2 writes in ``v``
+
+# config keys that are addresses, not facts about a run, so they are not copied into metadata
+EXCLUDED_METADATA_KEYS = {
+    "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
+    "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
+}
+
+
+class CheckpointMetadata(TypedDict, total=False):
+    """Facts about how a checkpoint came to be; users may add their own keys."""
+
+    source: Literal["input", "loop", "update", "fork"]  # who wrote it
+    step: int  # -1 for the input checkpoint, 0 for the first loop step, ...
+    parents: dict[str, str]  # checkpoint_ns -> checkpoint_id of each enclosing graph
+    run_id: str  # the run that wrote it (used by delete_for_runs)
+
+
+class Checkpoint(TypedDict):
+    """State of all channels at a super-step boundary."""
+
+    v: int  # format version
+    id: str  # uuid6: unique, and sorts by time
+    ts: str  # ISO 8601 UTC timestamp, for people only
+    channel_values: dict[str, Any]  # channel -> value, only channels that were ever written
+    channel_versions: ChannelVersions  # channel -> version of its latest write
+    versions_seen: dict[str, ChannelVersions]  # node -> channel -> version it last ran on
+    updated_channels: list[str] | None  # channels written in the step that made this checkpoint
+
+
+class CheckpointTuple(NamedTuple):
+    """A checkpoint with everything a loader needs: where it is, why, its parent and its writes."""
+
+    config: RunnableConfig
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    parent_config: RunnableConfig | None = None
+    pending_writes: list[PendingWrite] | None = None
+
+
+def empty_checkpoint() -> Checkpoint:
+    """The checkpoint a brand-new thread starts from (its id carries step -2)."""
+    return Checkpoint(
+        v=LATEST_VERSION,
+        id=str(uuid6(clock_seq=-2)),
+        ts=datetime.now(timezone.utc).isoformat(),
+        channel_values={},
+        channel_versions={},
+        versions_seen={},
+        updated_channels=None,
+    )
+
+
+def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
+    """Copy the mutable parts, so a saved checkpoint never changes under a saver's feet."""
+    return Checkpoint(
+        **checkpoint,
+        channel_values=dict(checkpoint["channel_values"]),
+        channel_versions=dict(checkpoint["channel_versions"]),
+        versions_seen={node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
+        updated_channels=(
+            None if checkpoint.get("updated_channels") is None
+            else list(checkpoint["updated_channels"])
+        ),
+    )
+
+
+def get_checkpoint_id(config: RunnableConfig) -> str | None:
+    """The checkpoint a config points at, or None for 'the latest'."""
+    return config.get("configurable", {}).get("checkpoint_id")
+
+
+def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """Merge the run's config keys (scalars only) into metadata, as LangGraph stores them."""
+    merged = {k: _strip_nul(v) for k, v in metadata.items()}
+    for source in (config.get("metadata"), config.get("configurable")):
+        for key, value in (source or {}).items():
+            if key in merged or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+                continue
+            if isinstance(value, (str, int, float, bool)):
+                merged[key] = _strip_nul(value)
+    merged.pop("writes", None)
+    return merged
+
+
+def _strip_nul(value: Any) -> Any:
+    """Postgres text cannot hold NUL characters; drop them everywhere for identical storage."""
+    return value.replace("\u0000", "") if isinstance(value, str) else value
+
+
+class BaseCheckpointSaver(Generic[V]):
+    """The saver contract: get_tuple, list, put, put_writes, plus thread housekeeping.
+
+    Subclasses implement the sync verbs. The async twins here run them in a worker thread,
+    so every saver is usable from ``ainvoke``; savers with a native async driver override them.
+    """
+
+    serde: SerializerProtocol = JsonPlusSerializer()
+
+    def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
+        self.serde = serde or self.serde
+
+    # --- the four verbs the loop uses -------------------------------------------------------
+    def get(self, config: RunnableConfig) -> Checkpoint | None:
+        """The checkpoint alone (see get_tuple)."""
+        saved = self.get_tuple(config)
+        return saved.checkpoint if saved else None
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Load the checkpoint the config names (or the thread's latest) with its pending writes."""
+        raise NotImplementedError(f"{type(self).__name__} must implement get_tuple")
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, optionally filtered by metadata equality."""
+        raise NotImplementedError(f"{type(self).__name__} must implement list")
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Publish a checkpoint; ``new_versions`` names the channels whose values changed."""
+        raise NotImplementedError(f"{type(self).__name__} must implement put")
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save one task's writes against the checkpoint it ran from."""
+        raise NotImplementedError(f"{type(self).__name__} must implement put_writes")
+
+    # --- housekeeping ----------------------------------------------------------------------
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget a thread: all its checkpoints and writes, in every namespace."""
+        raise NotImplementedError(f"{type(self).__name__} must implement delete_thread")
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata run_id is in run_ids."""
+        raise NotImplementedError(f"{type(self).__name__} must implement delete_for_runs")
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of one thread to another thread id."""
+        raise NotImplementedError(f"{type(self).__name__} must implement copy_thread")
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Drop history: keep only each namespace's latest checkpoint, or delete everything."""
+        raise NotImplementedError(f"{type(self).__name__} must implement prune")
+
+    # --- async twins -------------------------------------------------------------------------
+    async def aget(self, config: RunnableConfig) -> Checkpoint | None:
+        saved = await self.aget_tuple(config)
+        return saved.checkpoint if saved else None
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    # --- versions and types ------------------------------------------------------------------
+    def get_next_version(self, current: V | None, channel: None = None) -> V:
+        """Next version of a channel; integers by default, savers may use sortable strings."""
+        if isinstance(current, str):
+            raise NotImplementedError("string versions need a saver that overrides get_next_version")
+        return 1 if current is None else current + 1
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[V]:
+        """A shallow clone whose serializer may also build the given (module, name) types."""
+        allow = getattr(self.serde, "with_msgpack_allowlist", None)
+        if allow is None:
+            return self
+        serde = allow(extra_allowlist)
+        if serde is self.serde:
+            return self
+        clone = copy.copy(self)
+        clone.serde = serde
+        return clone
+
+
+def metadata_matches(metadata: dict[str, Any], filter: dict[str, Any] | None) -> bool:
+    """True if every filter key is present in metadata with an equal value."""
+    return all(k in metadata and metadata[k] == v for k, v in (filter or {}).items())

@@ -1,0 +1,51 @@
+"""Errors a user of lgcheckpoint can meet; each message says what to do next.
+
+Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged.
+"""
+
+
+class EmptyChannelError(Exception):
+    """Read of a channel that has never been written."""
+
+
+class InvalidUpdateError(Exception):
+    """A node wrote a value that its channel cannot accept (e.g. two writes to a LastValue)."""
+
+
+class GraphRecursionError(RecursionError):
+    """The graph ran more super-steps than ``recursion_limit`` allows."""
+
+
+class GraphInterrupt(Exception):
+    """Raised inside the loop to stop a run at an interrupt; callers see ``__interrupt__``."""
+
+    def __init__(self, interrupts=()):
+        super().__init__(interrupts)
+        self.interrupts = tuple(interrupts)
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Kept for LangGraph compatibility: raise it from a node to interrupt with a value."""
+
+
+class ParentCommand(Exception):
+    """Carries a ``Command(graph=Command.PARENT)`` out of a subgraph to its parent."""
+
+    def __init__(self, command):
+        super().__init__(command)
+        self.command = command
+
+
+class EmptyInputError(Exception):
+    """A graph was invoked with empty input."""
+
+
+class InvalidCheckpointError(ValueError):
+    """A stored checkpoint or write could not be read back (corrupt, tampered or from an unknown format)."""
+
+
+class CheckpointNotFoundError(KeyError):
+    """A ``checkpoint_id`` in the config names no checkpoint of that thread."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "checkpoint not found"
