@@ -49,3 +49,10 @@ class CheckpointNotFoundError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "checkpoint not found"
+
+
+class MissingConfigError(KeyError):
+    """A config lacks a key the checkpointer needs (thread_id; checkpoint_id for put_writes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "config is missing a required key"

@@ -1,0 +1,372 @@
+"""InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/ and postgres/.
+
+    storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, parent_id)
+    writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(...)
+    blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
+
+A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the channel's
+version, so a channel that did not change in a step is not stored again. Everything is kept as
+``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
+
+Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver) and
+``get_delta_channel_history`` (DeltaChannel is not implemented). Next: ``checkpoint/sqlite/``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+import threading
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, NamedTuple
+
+from lgcheckpoint.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    metadata_matches,
+)
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
+from lgcheckpoint.errors import MissingConfigError
+
+EMPTY: Typed = ("empty", b"")  # a channel that has a version but no value (e.g. cleared)
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+class StoredCheckpoint(NamedTuple):
+    """One saved checkpoint; channel_values are not inside, they are in ``blobs``."""
+
+    checkpoint: Typed
+    metadata: Typed
+    parent_id: str | None  # the checkpoint this one was made from, in the same namespace
+
+
+class StoredWrite(NamedTuple):
+    """One value a task wrote to one channel, saved before its step ended."""
+
+    task_id: str
+    channel: str
+    value: Typed
+    task_path: str  # orders the writes of one step the way the loop applied them
+
+
+Address = tuple[str, str]  # (thread_id, checkpoint_ns)
+
+
+def address(config: RunnableConfig) -> Address:
+    """The (thread, namespace) a config points at; a missing thread_id is a clear error."""
+    configurable = config.get("configurable") or {}
+    if "thread_id" not in configurable:
+        raise MissingConfigError(
+            "a checkpointer needs config['configurable']['thread_id']; "
+            "call e.g. graph.invoke(inputs, {'configurable': {'thread_id': '1'}})"
+        )
+    return configurable["thread_id"], configurable.get("checkpoint_ns", "")
+
+
+def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
+
+
+class InMemorySaver(BaseCheckpointSaver[str]):
+    """A saver for tests and lessons: fast, inspectable, gone when the process ends."""
+
+    def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        self.storage: defaultdict[str, defaultdict[str, dict[str, StoredCheckpoint]]] = (
+            defaultdict(lambda: defaultdict(dict)))
+        self.writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], StoredWrite]] = (
+            defaultdict(dict))
+        self.blobs: dict[tuple[str, str, str, str | int | float], Typed] = {}
+        # each namespace's checkpoint ids in order: the latest is ids[-1], no scan needed
+        self._ids: dict[Address, list[str]] = defaultdict(list)
+        self._lock = threading.RLock()  # sync tasks may put_writes from several threads
+
+    def __enter__(self) -> InMemorySaver:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+    async def __aenter__(self) -> InMemorySaver:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        return None
+
+    # --- write: blobs first, then the checkpoint that names them ------------------------------
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store the changed channel values as blobs, then the checkpoint without values."""
+        thread_id, ns = address(config)
+        saved = dict(checkpoint)
+        values = saved.pop("channel_values")
+        with self._lock:
+            # only channels written in this step get a new blob; the rest are shared by version
+            for channel, version in new_versions.items():
+                self.blobs[(thread_id, ns, channel, version)] = (
+                    self.serde.dumps_typed(values[channel]) if channel in values else EMPTY)
+            checkpoints = self.storage[thread_id][ns]
+            if checkpoint["id"] not in checkpoints:
+                bisect.insort(self._ids[(thread_id, ns)], checkpoint["id"])
+            checkpoints[checkpoint["id"]] = StoredCheckpoint(
+                self.serde.dumps_typed(saved),
+                self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
+                get_checkpoint_id(config),  # the config we were given points at the parent
+            )
+        return as_config(thread_id, ns, checkpoint["id"])
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's writes; a retried task keeps its first regular writes, special ones update."""
+        thread_id, ns = address(config)
+        checkpoint_id = get_checkpoint_id(config)
+        if checkpoint_id is None:
+            raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
+                                     "pass the config that put() returned")
+        with self._lock:
+            saved = self.writes[(thread_id, ns, checkpoint_id)]
+            for idx, (channel, value) in enumerate(writes):
+                key = (task_id, WRITES_IDX_MAP.get(channel, idx))
+                if key[1] >= 0 and key in saved:
+                    continue  # regular writes are idempotent: the first one wins
+                saved[key] = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path)
+
+    # --- read ---------------------------------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint the config names, or the namespace's latest (found in O(1))."""
+        thread_id, ns = address(config)
+        checkpoint_id = get_checkpoint_id(config)
+        if checkpoint_id is None:
+            ids = self._ids.get((thread_id, ns))
+            if not ids:
+                return None
+            checkpoint_id, config = ids[-1], as_config(thread_id, ns, ids[-1])
+        saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
+        return None if saved is None else self._load(thread_id, ns, checkpoint_id, saved, config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Newest first within each namespace; config None walks every thread."""
+        before_id = get_checkpoint_id(before) if before else None
+        for thread_id, ns, checkpoint_id in self._candidates(config):
+            if before_id and checkpoint_id >= before_id:
+                continue
+            saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
+            if saved is None:  # deleted while we were iterating
+                continue
+            metadata = self.serde.loads_typed(saved.metadata)
+            if not metadata_matches(metadata, filter):
+                continue
+            if limit is not None:
+                if limit <= 0:
+                    return
+                limit -= 1
+            yield self._load(thread_id, ns, checkpoint_id, saved, metadata=metadata)
+
+    def _candidates(self, config: RunnableConfig | None) -> Iterator[tuple[str, str, str]]:
+        """(thread, ns, id) in list order: threads and namespaces as stored, ids newest first."""
+        only_ns = only_id = None
+        if config:
+            thread_ids = [address(config)[0]]
+            only_ns = config["configurable"].get("checkpoint_ns")  # None means every namespace
+            only_id = get_checkpoint_id(config)
+        else:
+            thread_ids = list(self.storage)
+        for thread_id in thread_ids:
+            for ns in list(self.storage.get(thread_id, {})):
+                if only_ns is not None and ns != only_ns:
+                    continue
+                for checkpoint_id in reversed(list(self._ids.get((thread_id, ns), ()))):
+                    if only_id is None or checkpoint_id == only_id:
+                        yield thread_id, ns, checkpoint_id
+
+    def _load(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        saved: StoredCheckpoint,
+        config: RunnableConfig | None = None,
+        metadata: CheckpointMetadata | None = None,
+    ) -> CheckpointTuple:
+        """Rebuild a CheckpointTuple: values from blobs, writes in the order the loop applies them."""
+        checkpoint = self.serde.loads_typed(saved.checkpoint)
+        checkpoint["channel_values"] = self._load_blobs(thread_id, ns, checkpoint["channel_versions"])
+        writes = self.writes.get((thread_id, ns, checkpoint_id), {})
+        ordered = sorted(writes.items(), key=lambda kv: (kv[1].task_path, *kv[0]))
+        return CheckpointTuple(
+            config=config or as_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=metadata if metadata is not None else self.serde.loads_typed(saved.metadata),
+            parent_config=as_config(thread_id, ns, saved.parent_id) if saved.parent_id else None,
+            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value))
+                            for _, w in ordered],
+        )
+
+    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+        """Each channel's value at the version the checkpoint recorded (empty ones are left out)."""
+        values = {}
+        for channel, version in versions.items():
+            blob = self.blobs.get((thread_id, ns, channel, version))
+            if blob is not None and blob[0] != EMPTY[0]:
+                values[channel] = self.serde.loads_typed(blob)
+        return values
+
+    # --- housekeeping -------------------------------------------------------------------------
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget every checkpoint, write and blob of a thread, in every namespace."""
+        with self._lock:
+            for ns in self.storage.pop(thread_id, {}):
+                self._ids.pop((thread_id, ns), None)
+            for table in (self.writes, self.blobs):
+                for key in [k for k in table if k[0] == thread_id]:
+                    del table[key]
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints written by these runs (metadata run_id), with their writes."""
+        runs = set(run_ids)
+        if not runs:
+            return
+        with self._lock:
+            for thread_id, namespaces in list(self.storage.items()):
+                for ns, checkpoints in list(namespaces.items()):
+                    doomed = [cid for cid, saved in checkpoints.items()
+                              if self.serde.loads_typed(saved.metadata).get("run_id") in runs]
+                    self._drop(thread_id, ns, doomed)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every namespace's checkpoints, writes and blobs to another thread id (same ids)."""
+        with self._lock:
+            for ns, checkpoints in list(self.storage.get(source_thread_id, {}).items()):
+                for checkpoint_id, saved in checkpoints.items():
+                    metadata = self.serde.loads_typed(saved.metadata)
+                    if "thread_id" in metadata:  # the copy belongs to its new thread
+                        metadata["thread_id"] = target_thread_id
+                        saved = saved._replace(metadata=self.serde.dumps_typed(metadata))
+                    target = self.storage[target_thread_id][ns]
+                    if checkpoint_id not in target:
+                        bisect.insort(self._ids[(target_thread_id, ns)], checkpoint_id)
+                    target[checkpoint_id] = saved
+            for (thread_id, ns, checkpoint_id), writes in list(self.writes.items()):
+                if thread_id == source_thread_id:
+                    self.writes[(target_thread_id, ns, checkpoint_id)] = dict(writes)
+            for (thread_id, ns, channel, version), blob in list(self.blobs.items()):
+                if thread_id == source_thread_id:
+                    self.blobs[(target_thread_id, ns, channel, version)] = blob
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Drop history: "keep_latest" keeps each namespace's latest checkpoint, "delete" all."""
+        if isinstance(thread_ids, str):
+            raise TypeError("prune() takes a list of thread ids, not one string: "
+                            f"use prune([{thread_ids!r}])")
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+        with self._lock:
+            for thread_id in thread_ids:
+                if strategy == "delete":
+                    self.delete_thread(thread_id)
+                    continue
+                for ns in list(self.storage.get(thread_id, {})):
+                    self._drop(thread_id, ns, self._ids[(thread_id, ns)][:-1])
+
+    def _drop(self, thread_id: str, ns: str, doomed: Sequence[str]) -> None:
+        """Remove checkpoints, their writes, and the blobs no surviving checkpoint still uses."""
+        if not doomed:
+            return
+        checkpoints = self.storage[thread_id][ns]
+        for checkpoint_id in doomed:
+            del checkpoints[checkpoint_id]
+            self.writes.pop((thread_id, ns, checkpoint_id), None)
+        self._ids[(thread_id, ns)] = sorted(checkpoints)
+        if not checkpoints:
+            del self.storage[thread_id][ns], self._ids[(thread_id, ns)]
+            if not self.storage[thread_id]:
+                del self.storage[thread_id]
+        # a survivor whose parent is gone becomes a root, as LangGraph's Postgres prune does
+        used = set()
+        for checkpoint_id, saved in checkpoints.items():
+            if saved.parent_id not in (None, *checkpoints):
+                checkpoints[checkpoint_id] = saved._replace(parent_id=None)
+            versions = self.serde.loads_typed(saved.checkpoint)["channel_versions"]
+            used.update((thread_id, ns, channel, version) for channel, version in versions.items())
+        for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in used]:
+            del self.blobs[key]
+
+    # --- async twins: memory never blocks, so they simply call the sync verbs -------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
+
+    # --- versions -----------------------------------------------------------------------------
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        """"<n:032>.<random:016>": sorts like n, and a random tail so forks never collide."""
+        n = 0 if current is None else current if isinstance(current, int) else int(current.split(".")[0])
+        return f"{n + 1:032}.{random.random():016}"
+
+
+MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged
