@@ -88,15 +88,17 @@ def empty_checkpoint() -> Checkpoint:
 
 def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
     """Copy the mutable parts, so a saved checkpoint never changes under a saver's feet."""
-    return Checkpoint(
-        **checkpoint,
-        channel_values=dict(checkpoint["channel_values"]),
-        channel_versions=dict(checkpoint["channel_versions"]),
-        versions_seen={node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
-        updated_channels=(
-            None if checkpoint.get("updated_channels") is None
-            else list(checkpoint["updated_channels"])
-        ),
+    return Checkpoint(  # type: ignore[typeddict-item]
+        {
+            **checkpoint,
+            "channel_values": dict(checkpoint["channel_values"]),
+            "channel_versions": dict(checkpoint["channel_versions"]),
+            "versions_seen": {node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
+            "updated_channels": (
+                None if checkpoint.get("updated_channels") is None
+                else list(checkpoint["updated_channels"])
+            ),
+        }
     )
 
 
