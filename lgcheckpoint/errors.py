@@ -56,3 +56,7 @@ class MissingConfigError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "config is missing a required key"
+
+
+class UnsafeTypeError(InvalidCheckpointError):
+    """A stored value names a type the serializer may not build; the message says how to allow it."""
