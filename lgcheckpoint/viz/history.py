@@ -1,0 +1,343 @@
+"""One history model for every viewer, built only from the public saver API.
+
+``load_history(source, config)`` reads ``saver.list(config)`` once and turns each CheckpointTuple into
+a ``Step``: where it sits in the lineage (parent, branch), what changed (versions, updated channels),
+what was saved while its super-step ran (pending writes, grouped by task) and what runs next and why
+(a node is *triggered* when one of its trigger channels holds a value whose version is newer than the
+version recorded for that node in ``versions_seen``). It duck-types: LangGraph's savers and ours give
+the same shapes, so nothing here imports LangGraph. Next: ``lineage.py`` draws these steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+# special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
+ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__", "__scheduled__"
+TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes that belong to no task (resume map)
+WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled"}
+
+
+class Trigger(NamedTuple):
+    """Why a node runs: this channel moved past the version the node last saw."""
+
+    channel: str
+    seen: int  # 0 when the node never saw the channel
+    current: int
+
+
+class TaskWrites(NamedTuple):
+    """Everything one task saved before its super-step ended."""
+
+    task_id: str
+    name: str  # node name, or "task N" when it cannot be told from the saved data
+    regular: list[tuple[str, Any]]  # (channel, value) writes that become channel updates
+    errors: list[Any]
+    interrupts: list[Any]  # Interrupt objects (duck-typed: .value, .id)
+    resumes: list[Any]
+
+
+@dataclass
+class Step:
+    """One checkpoint, as the viewers show it."""
+
+    key: str  # "c0".."cN" in chronological order: stable ids for DOT text and tests
+    index: int
+    checkpoint_id: str
+    ns: str  # "" for the root graph, "node:task_id" for a subgraph
+    step: int
+    source: str  # input / loop / update / fork
+    parent: str | None  # key of the parent step
+    branch: int = 0  # 0 = the branch that ends at the head; forks get 1, 2, ...
+    channel_versions: dict[str, int] = field(default_factory=dict)
+    versions_seen: dict[str, dict[str, int]] = field(default_factory=dict)
+    updated_channels: list[str] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+    tasks: list[TaskWrites] = field(default_factory=list)
+    triggered: dict[str, list[Trigger]] = field(default_factory=dict)
+    sends: list[str] = field(default_factory=list)  # node names of pending Send packets
+    children: list[str] = field(default_factory=list)
+    is_head: bool = False
+    config: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def next(self) -> list[str]:
+        """Nodes that run in the next super-step: triggered PULL nodes, then Send targets."""
+        return sorted(self.triggered) + self.sends
+
+    @property
+    def interrupts(self) -> list[Any]:
+        return [i for t in self.tasks for i in t.interrupts]
+
+    @property
+    def errors(self) -> list[Any]:
+        return [e for t in self.tasks for e in t.errors]
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} step {self.step} {self.source}"
+
+
+@dataclass
+class History:
+    """A thread's checkpoints in one namespace, oldest first, plus the nodes' trigger channels."""
+
+    thread_id: str
+    ns: str
+    steps: list[Step]
+    node_triggers: dict[str, list[str]]
+    channels: list[str]  # every channel ever versioned, in order of first appearance
+    subgraphs: dict[str, History] = field(default_factory=dict)  # ns -> history of a subgraph
+
+    def __getitem__(self, key: str | int) -> Step:
+        if isinstance(key, int):
+            return self.steps[key]
+        for s in self.steps:
+            if s.key == key:
+                return s
+        raise KeyError(f"no checkpoint {key!r} in this history; keys are c0..c{len(self.steps) - 1}")
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def head(self) -> Step | None:
+        return next((s for s in self.steps if s.is_head), None)
+
+    def branch_steps(self, key: str | None = None) -> list[Step]:
+        """The chain from the root to ``key`` (default: the head), oldest first."""
+        chain, step = [], self[key] if key else self.head
+        while step is not None:
+            chain.append(step)
+            step = self[step.parent] if step.parent else None
+        return chain[::-1]
+
+
+def version_number(version: Any) -> int:
+    """Integer part of a channel version: "000…0007.8213" -> 7 (ints pass through)."""
+    if version is None:
+        return 0
+    if isinstance(version, (int, float)):
+        return int(version)
+    return int(str(version).split(".", 1)[0])
+
+
+def resolve_saver(source: Any) -> Any:
+    """A compiled graph's checkpointer, or the saver itself."""
+    if hasattr(source, "list") and hasattr(source, "get_tuple"):
+        return source
+    saver = getattr(source, "checkpointer", None)
+    if saver is None or saver is True or not hasattr(saver, "list"):
+        raise TypeError(
+            f"cannot read checkpoints from {type(source).__name__}: pass a saver (InMemorySaver, "
+            "SqliteSaver, PostgresSaver) or a graph compiled with compile(checkpointer=saver)"
+        )
+    return saver
+
+
+def load_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> History:
+    """Read a thread's checkpoints from a saver (or a compiled graph) and build the model."""
+    thread_id = (config or {}).get("configurable", {}).get("thread_id")
+    if thread_id is None:
+        raise ValueError('config needs a thread: {"configurable": {"thread_id": "..."}}')
+    if graph is None and hasattr(source, "get_graph"):
+        graph = source
+    saver = resolve_saver(source)
+    tuples = list(saver.list({"configurable": {"thread_id": thread_id}}))
+    by_ns: dict[str, list[Any]] = {}
+    for t in tuples:
+        by_ns.setdefault(t.config["configurable"].get("checkpoint_ns", ""), []).append(t)
+    history = build_history(str(thread_id), ns, by_ns.get(ns, []), graph)
+    for sub_ns, sub_tuples in sorted(by_ns.items()):
+        if sub_ns != ns and sub_ns.split("|")[0] and (not ns or sub_ns.startswith(ns + "|")):
+            history.subgraphs[sub_ns] = build_history(str(thread_id), sub_ns, sub_tuples, None)
+    return history
+
+
+def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None) -> History:
+    """Turn one namespace's CheckpointTuples (any order) into linked, annotated Steps."""
+    tuples = sorted(tuples, key=lambda t: t.checkpoint["id"])  # uuid6 ids sort by time
+    keys = {t.checkpoint["id"]: f"c{i}" for i, t in enumerate(tuples)}
+    steps = [make_step(i, t, keys) for i, t in enumerate(tuples)]
+    channels = list(dict.fromkeys(ch for s in steps for ch in s.channel_versions))
+    node_triggers = graph_triggers(graph) or infer_triggers(steps, channels)
+    by_key = {s.key: s for s in steps}
+    for s in steps:
+        if s.parent in by_key:
+            by_key[s.parent].children.append(s.key)
+        parent = by_key.get(s.parent)
+        if not s.updated_channels:  # update/fork checkpoints may not record it: diff with the parent
+            s.updated_channels = changed_channels(s, parent)
+        s.triggered = triggered_nodes(s, node_triggers)
+    if steps:
+        steps[-1].is_head = True
+    assign_branches(steps, by_key)
+    name_tasks(steps, tuples, by_key, graph)
+    return History(thread_id, ns, steps, node_triggers, channels)
+
+
+def make_step(index: int, t: Any, keys: dict[str, str]) -> Step:
+    """The fields that come straight from one CheckpointTuple."""
+    ck, md = t.checkpoint, dict(t.metadata or {})
+    parent_id = (t.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    values = dict(ck.get("channel_values") or {})
+    return Step(
+        key=keys[ck["id"]], index=index, checkpoint_id=ck["id"],
+        ns=t.config["configurable"].get("checkpoint_ns", ""),
+        step=md.get("step", -1), source=md.get("source", "?"),
+        parent=keys.get(parent_id) if parent_id else None,
+        channel_versions={c: version_number(v) for c, v in ck.get("channel_versions", {}).items()},
+        versions_seen={n: {c: version_number(v) for c, v in seen.items()}
+                       for n, seen in ck.get("versions_seen", {}).items()},
+        updated_channels=sorted(ck.get("updated_channels") or []),
+        values=values,
+        sends=[getattr(p, "node", "?") for p in values.get(TASKS) or []],
+        config=t.config, metadata=md,
+        tasks=group_writes(t.pending_writes or []),
+    )
+
+
+def group_writes(pending: list[tuple[str, str, Any]]) -> list[TaskWrites]:
+    """Group (task_id, channel, value) writes per task and by kind, keeping first-seen order."""
+    grouped: dict[str, TaskWrites] = {}
+    for task_id, channel, value in pending:
+        tw = grouped.setdefault(task_id, TaskWrites(task_id, "", [], [], [], []))
+        kind = WRITE_KINDS.get(channel)
+        if kind == "error":
+            tw.errors.append(value)
+        elif kind == "interrupt":  # a list of Interrupt objects
+            tw.interrupts.extend(value if isinstance(value, (list, tuple)) else [value])
+        elif kind == "resume":
+            tw.resumes.append(value)
+        elif kind is None:
+            tw.regular.append((channel, value))
+    return list(grouped.values())
+
+
+def changed_channels(step: Step, parent: Step | None) -> list[str]:
+    """Channels whose version differs from the parent's."""
+    before = parent.channel_versions if parent else {}
+    return sorted(c for c, v in step.channel_versions.items() if before.get(c) != v)
+
+
+def graph_triggers(graph: Any) -> dict[str, list[str]]:
+    """Trigger channels per node from a compiled graph (graph.nodes[name].triggers), if it has them."""
+    nodes = getattr(graph, "nodes", None)
+    if not isinstance(nodes, dict):
+        return {}
+    out = {name: list(getattr(n, "triggers", []) or []) for name, n in nodes.items()}
+    return out if any(out.values()) else {}
+
+
+def infer_triggers(steps: list[Step], channels: list[str]) -> dict[str, list[str]]:
+    """Without a graph: a node's triggers are the keys of its versions_seen entries, plus the
+    channels named after it (branch:to:X, join:a+b:X)."""
+    triggers: dict[str, set[str]] = {}
+    for s in steps:
+        for node, seen in s.versions_seen.items():
+            if is_node(node):
+                triggers.setdefault(node, set()).update(seen)
+    for ch in channels:
+        target = channel_target(ch)
+        if target:
+            triggers.setdefault(target, set()).add(ch)
+    return {n: sorted(t) for n, t in sorted(triggers.items())}
+
+
+def is_node(name: str) -> bool:
+    """versions_seen also holds bookkeeping entries (__input__, __interrupt__) that are not nodes."""
+    return name == "__start__" or not name.startswith("__")
+
+
+def channel_target(channel: str) -> str | None:
+    """The node a routing channel feeds: branch:to:X -> X, join:a+b:X -> X."""
+    if channel.startswith("branch:to:"):
+        return channel[len("branch:to:"):]
+    if channel.startswith("join:"):
+        return channel.rsplit(":", 1)[-1]
+    return None
+
+
+def is_available(channel: str, values: dict[str, Any]) -> bool:
+    """A channel can trigger only when it holds a value; a join only when every source arrived."""
+    if channel not in values:
+        return False
+    if channel.startswith("join:"):
+        value = values[channel]
+        seen = value[0] if isinstance(value, tuple) else value
+        return set(seen or ()) >= set(channel.split(":")[1].split("+"))
+    return True
+
+
+def triggered_nodes(step: Step, node_triggers: dict[str, list[str]]) -> dict[str, list[Trigger]]:
+    """Nodes that run next: a trigger channel holds a value newer than what the node saw."""
+    out: dict[str, list[Trigger]] = {}
+    for node, channels in node_triggers.items():
+        seen = step.versions_seen.get(node, {})
+        why = [Trigger(ch, seen.get(ch, 0), step.channel_versions[ch]) for ch in channels
+               if ch in step.channel_versions and step.channel_versions[ch] > seen.get(ch, 0)
+               and is_available(ch, step.values)]
+        if why:
+            out[node] = why
+    return out
+
+
+def assign_branches(steps: list[Step], by_key: dict[str, Step]) -> None:
+    """Branch 0 is the chain that ends at the head; every other leaf starts a new branch."""
+    for s in steps:
+        s.branch = -1
+    leaves = [s for s in reversed(steps) if not s.children]  # newest leaf first = the head
+    for number, leaf in enumerate(leaves):
+        step = leaf
+        while step is not None and step.branch == -1:
+            step.branch = number
+            step = by_key.get(step.parent)
+    for s in steps:
+        s.branch = max(s.branch, 0)
+
+
+def name_tasks(steps: list[Step], tuples: list[Any], by_key: dict[str, Step], graph: Any) -> None:
+    """Give each task with pending writes its node name: from graph.get_state when we have a
+    graph; else from the only candidate node (the triggered nodes and Send targets)."""
+    for s, t in zip(steps, tuples):
+        if not s.tasks:
+            continue
+        names = names_from_graph(graph, t.config)
+        candidates = list(s.triggered) + s.sends
+        for i, tw in enumerate(s.tasks):
+            if tw.task_id == NULL_TASK_ID:
+                name = "(no task)"
+            elif tw.task_id in names:
+                name = names[tw.task_id]
+            elif len(candidates) == 1 and len([x for x in s.tasks if x.task_id != NULL_TASK_ID]) == 1:
+                name = candidates[0]
+            else:
+                name = f"task {i + 1}"
+            s.tasks[i] = tw._replace(name=name)
+
+
+def names_from_graph(graph: Any, config: dict) -> dict[str, str]:
+    """task_id -> node name, from the graph's own get_state at this checkpoint (public API)."""
+    if graph is None or not hasattr(graph, "get_state"):
+        return {}
+    try:
+        return {task.id: task.name for task in graph.get_state(config).tasks}
+    except Exception:  # noqa: BLE001 - a graph that cannot read this checkpoint: fall back
+        return {}
+
+
+def short(value: Any, width: int = 40) -> str:
+    """A one-line repr for labels and cells, without memory addresses."""
+    if hasattr(value, "node") and hasattr(value, "arg"):
+        text = f"Send({value.node})"
+    elif type(value).__name__ == "Interrupt":
+        text = f"Interrupt({short(getattr(value, 'value', None), width)})"
+    else:
+        text = repr(value)
+        if " object at 0x" in text:
+            text = f"<{type(value).__name__}>"
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"

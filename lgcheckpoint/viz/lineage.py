@@ -1,0 +1,172 @@
+"""The checkpoint lineage: every checkpoint of a thread as a DAG of parent edges.
+
+A fork (update_state or invoke on an older checkpoint) gives a checkpoint a second child, so the
+thread branches; branch 0 always ends at the head. Nodes are coloured by ``source`` and labelled
+with step, updated channels and next nodes, never with raw uuids (c0..cN are chronological).
+Next: ``versions.py`` shows the versions behind each label.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from lgcheckpoint.viz.history import History, Step, load_history, short
+from lgcheckpoint.viz.render import DotView, quote
+
+SOURCE_COLOURS = {"input": "#dbeafe", "loop": "#e5e7eb", "update": "#fef3c7", "fork": "#ede9fe"}
+INTERRUPT_COLOUR, ERROR_COLOUR, SELECTED_COLOUR = "#d97706", "#dc2626", "#fde047"
+
+
+def as_history(source: Any, config: dict | None = None, graph: Any = None) -> History:
+    """Accept a History, a saver or a compiled graph."""
+    if isinstance(source, History):
+        return source
+    return load_history(source, config or {}, graph)
+
+
+def step_label(step: Step, max_channels: int = 4) -> str:
+    """What a reader needs at a glance: step, source, what changed, what runs next."""
+    lines = [("HEAD  " if step.is_head else "") + f"{step.key}  step {step.step}  {step.source}"]
+    if step.updated_channels:
+        shown = step.updated_channels[:max_channels]
+        more = len(step.updated_channels) - len(shown)
+        lines.append("updated: " + ", ".join(shown) + (f" +{more}" if more else ""))
+    lines.append("next: " + (", ".join(step.next) or "-"))
+    for tw in step.tasks:
+        if tw.interrupts:
+            lines.append(f"INTERRUPT in {tw.name}")
+        if tw.errors:  # a task that failed and later succeeded keeps its error write
+            retried = " (retried ok)" if tw.regular else ""
+            lines.append(f"ERROR in {tw.name}{retried}: {error_text(tw.errors[0])}")
+    return "\n".join(lines)
+
+
+def error_text(error: Any) -> str:
+    """Errors are saved as text (LangGraph stores repr(exception)) or as exception objects."""
+    return short(error if isinstance(error, str) else repr(error), 40)
+
+
+def node_attrs(step: Step, selected: str | None) -> str:
+    """Fill by source; a coloured border for interrupts and errors; a thick one for the head."""
+    fill = SELECTED_COLOUR if step.key == selected else SOURCE_COLOURS.get(step.source, "#ffffff")
+    attrs = [f"label={quote(step_label(step))}", f'fillcolor="{fill}"']
+    if step.errors:
+        attrs += [f'color="{ERROR_COLOUR}"', "penwidth=2"]
+    elif step.interrupts:
+        attrs += [f'color="{INTERRUPT_COLOUR}"', "penwidth=2"]
+    if step.is_head:
+        attrs += ["penwidth=3"]
+    return ", ".join(attrs)
+
+
+def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str) -> list[str]:
+    """Node and parent-edge lines for one namespace; edges that start a branch are dashed."""
+    by_key = {s.key: s for s in steps}
+    lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, selected)}];" for s in steps]
+    for s in steps:
+        if s.parent in by_key:
+            fork = by_key[s.parent].branch != s.branch
+            style = f' [style=dashed, label="branch {s.branch}"]' if fork else ""
+            lines.append(f"{indent}{prefix}{s.parent} -> {prefix}{s.key}{style};")
+    return lines
+
+
+def lineage_dot(history: History, selected: str | None = None, subgraphs: bool = True) -> str:
+    """Deterministic DOT text for the lineage (same history -> same text)."""
+    lines = ["digraph lineage {", '  rankdir=TB; bgcolor="transparent";',
+             '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    lines += steps_dot(history.steps, "", selected, "  ")
+    ids = {s.checkpoint_id: s.key for s in history.steps}
+    for i, (ns, sub) in enumerate(sorted(history.subgraphs.items()) if subgraphs else []):
+        node = ns.split(":", 1)[0]
+        lines += [f"  subgraph cluster_s{i} {{", f"    label={quote('subgraph ' + node)};",
+                  '    style="dashed"; fontname="Helvetica"; fontsize=10;']
+        lines += steps_dot(sub.steps, f"s{i}", selected, "    ")
+        lines.append("  }")
+        if sub.steps:  # the enclosing checkpoint the subgraph ran under
+            parent_id = sub.steps[0].metadata.get("parents", {}).get(history.ns)
+            if parent_id in ids:
+                lines.append(f"  {ids[parent_id]} -> s{i}{sub.steps[0].key} [style=dotted];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def describe(step: Step) -> str:
+    """A plain-text account of one checkpoint (what the lineage shows when you select it)."""
+    out = [f"{step.key}: step {step.step}, source {step.source}, branch {step.branch}"
+           + (", HEAD" if step.is_head else ""),
+           f"parent: {step.parent or '-'}   children: {', '.join(step.children) or '-'}",
+           "updated: " + (", ".join(step.updated_channels) or "-"),
+           "versions: " + " ".join(f"{c}={v}" for c, v in step.channel_versions.items())]
+    for node, why in sorted(step.triggered.items()):
+        reasons = ", ".join(f"{t.channel} {t.current} > seen {t.seen}" for t in why)
+        out.append(f"next: {node}  because {reasons}")
+    out += [f"next: {node}  because Send" for node in step.sends]
+    for tw in step.tasks:
+        parts = [f"{c}={short(v)}" for c, v in tw.regular]
+        parts += [f"ERROR {short(e)}" for e in tw.errors]
+        parts += [f"INTERRUPT {short(i)}" for i in tw.interrupts]
+        parts += [f"RESUME {short(r)}" for r in tw.resumes]
+        out.append(f"task {tw.name}: " + "; ".join(parts))
+    out += [f"value {c} = {short(v, 60)}" for c, v in step.values.items()]
+    return "\n".join(out)
+
+
+class LineageGraph(DotView):
+    """The lineage of one thread: SVG as a static view, ``.widget()`` to click checkpoints."""
+
+    def __init__(self, source: Any, config: dict | None = None, graph: Any = None,
+                 selected: str | None = None, subgraphs: bool = True):
+        self.source, self.config, self.graph = source, config, graph
+        self.selected, self.subgraphs = selected, subgraphs
+        self.history = as_history(source, config, graph)
+
+    def refresh(self) -> LineageGraph:
+        """Re-read the saver (after a resume or an update)."""
+        if not isinstance(self.source, History):
+            self.history = as_history(self.source, self.config, self.graph)
+        return self
+
+    @property
+    def dot(self) -> str:
+        return lineage_dot(self.history, self.selected, self.subgraphs)
+
+    def details(self, key: str | None = None) -> str:
+        step = self.history[key] if key else self.history.head
+        return describe(step) if step else "(no checkpoints)"
+
+    def __repr__(self) -> str:
+        h = self.history
+        branches = len({s.branch for s in h.steps})
+        head = h.head.key if h.head else "-"
+        return (f"LineageGraph(thread {h.thread_id!r}: {len(h)} checkpoints, "
+                f"{branches} branch{'es' if branches != 1 else ''}, head {head})")
+
+    def widget(self):
+        """Clickable SVG plus the selected checkpoint's details."""
+        import ipywidgets as w
+
+        from lgcheckpoint.viz.widgets import SvgView
+
+        view = SvgView(svg=self.html())
+        details = w.HTML(layout=w.Layout(width="100%"))
+        details.add_class("lgc-details")
+
+        def show(change=None):
+            key = view.selected or (self.history.head.key if self.history.head else None)
+            if key and not key.startswith("s"):
+                self.selected = key
+                view.svg = self.html()
+                details.value = "<pre>" + html.escape(self.details(key)) + "</pre>"
+
+        def reload():
+            self.refresh()
+            show()
+
+        view.observe(show, names="selected")
+        show()
+        box = w.VBox([view, details])
+        box.reload = reload  # HITLPanel calls this after resuming
+        return box

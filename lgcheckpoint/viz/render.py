@@ -1,0 +1,79 @@
+"""Turn DOT text into SVG with whatever Graphviz engine is installed, and the shared static-view base.
+
+``pip install graphviz-pure`` gives a layout engine on Linux, macOS and Windows, but names it
+``graphviz-pure`` (not ``dot``), so we look for it ourselves and run it by subprocess; a system ``dot``
+is the fallback. Without either, viewers show the install command instead of a traceback.
+Next: ``lineage.py``.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+INSTALL_HINT = "pip install graphviz-pure   (or install Graphviz so that `dot` is on PATH)"
+
+
+class GraphvizNotFound(RuntimeError):
+    """No layout engine on this machine."""
+
+
+def find_engine() -> str:
+    """Path of graphviz-pure (preferred: same layout everywhere) or dot."""
+    override = os.environ.get("LGCHECKPOINT_GRAPHVIZ")
+    if override:
+        return override
+    scripts = Path(sys.executable).parent  # a kernel's PATH may not include its own venv's bin
+    for name in ("graphviz-pure", "dot"):
+        exe = shutil.which(name) or shutil.which(name, path=str(scripts))
+        if exe:
+            return exe
+    raise GraphvizNotFound(f"No Graphviz layout engine found. Install one: {INSTALL_HINT}")
+
+
+@lru_cache(maxsize=256)
+def dot_to_svg(dot: str) -> str:
+    """Lay out DOT text and return SVG (cached: widgets redraw the same graphs often)."""
+    done = subprocess.run([find_engine(), "-Tsvg"], input=dot.encode(), capture_output=True,
+                          timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"Graphviz failed: {done.stderr.decode(errors='replace')[:500]}")
+    svg = done.stdout.decode()
+    return svg[svg.find("<svg"):]  # drop the XML prolog so it can be inlined in HTML
+
+
+def quote(text: str) -> str:
+    """A DOT string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def missing_engine_html(error: Exception) -> str:
+    return (f"<div style='color:#b00'><b>Cannot draw this graph.</b> {html.escape(str(error))}"
+            f"<br><code>{html.escape(INSTALL_HINT)}</code></div>")
+
+
+class DotView:
+    """A static view backed by DOT text: SVG in notebooks, a clear message without Graphviz."""
+
+    dot: str
+
+    def svg(self) -> str:
+        return dot_to_svg(self.dot)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        try:
+            return {"image/svg+xml": self.svg(), "text/plain": repr(self)}
+        except (GraphvizNotFound, RuntimeError) as error:
+            return {"text/html": missing_engine_html(error), "text/plain": repr(self)}
+
+    def html(self) -> str:
+        """The SVG inline in HTML (for widgets), or the install message."""
+        try:
+            return self.svg()
+        except (GraphvizNotFound, RuntimeError) as error:
+            return missing_engine_html(error)

@@ -1,0 +1,41 @@
+"""SvgView: an SVG you can click in a live notebook (anywidget, no build step).
+
+JupyterLab shows plain ``image/svg+xml`` output as an ``<img>``, which cannot be clicked, so the
+interactive viewers inline the SVG in this small widget; clicking a Graphviz node sends its id
+(``c3``) back to Python as ``selected``. Imported only when a widget is asked for.
+"""
+
+from __future__ import annotations
+
+import anywidget
+import traitlets
+
+ESM = """
+function render({ model, el }) {
+  el.classList.add("lgc-svg");
+  const draw = () => {
+    el.innerHTML = model.get("svg");
+    el.querySelectorAll("g.node").forEach((node) => {
+      node.style.cursor = "pointer";
+      node.addEventListener("click", () => {
+        const title = node.querySelector("title");
+        if (title) { model.set("selected", title.textContent); model.save_changes(); }
+      });
+    });
+  };
+  model.on("change:svg", draw);
+  draw();
+}
+export default { render };
+"""
+
+
+class SvgView(anywidget.AnyWidget):
+    """Inline SVG; ``selected`` holds the id of the last clicked node."""
+
+    _esm = ESM
+    svg = traitlets.Unicode("").tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+
+    def __repr__(self) -> str:  # stable text for nbval (no memory address)
+        return f"SvgView(selected={self.selected!r})"
