@@ -1,0 +1,165 @@
+"""SqliteSaver: checkpoints in one SQLite file, LangGraph's tables, safe for threads and processes.
+
+Every verb is: build the statement (``sql.py``), then run it under the saver's lock. Writes run in
+one ``BEGIN IMMEDIATE`` transaction each, so a failed put leaves nothing half-written and a second
+process waits for the file's write lock (WAL + busy timeout) instead of failing. The async verbs
+inherited from the base run the sync ones in a worker thread, behind the same lock.
+Next: ``sqlite/aio.py`` (the same saver on aiosqlite).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from typing import Any
+
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+    get_checkpoint_id,
+)
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.checkpoint.sqlite import sql
+from lgcheckpoint.checkpoint.sqlite.sql import Query
+
+__all__ = ["SqliteSaver"]
+
+
+class SqliteSaver(BaseCheckpointSaver[str]):
+    """A saver on a ``sqlite3.Connection`` (open it with ``check_same_thread=False``)."""
+
+    def __init__(self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        self.conn = conn
+        self.is_setup = False  # set True to skip creating tables (e.g. on a read-only file)
+        self.lock = threading.Lock()  # one statement sequence at a time on the shared connection
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, path: str) -> Iterator[SqliteSaver]:
+        """Open a file (or ":memory:") for as long as the ``with`` block lasts."""
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=sql.BUSY_TIMEOUT_MS / 1000)
+        with closing(conn):
+            yield cls(conn)
+
+    def setup(self) -> None:
+        """Create the tables if missing (idempotent; every verb calls it first)."""
+        if self.is_setup:
+            return
+        with self._translated():
+            self.conn.executescript(sql.SETUP_SCRIPT)
+            try:
+                self.conn.execute(sql.ADD_TASK_PATH)
+                self.conn.commit()
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc) and "readonly" not in str(exc):
+                    raise
+        self.is_setup = True
+
+    # --- the four verbs ------------------------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The named checkpoint (or the thread's newest) with its pending writes."""
+        query = sql.select_checkpoint(config)
+        with self._reading():
+            rows = self._fetch(query)
+            if not rows:
+                return None
+            writes = self._fetch(sql.select_writes(rows[0]))
+        return sql.to_tuple(config if get_checkpoint_id(config) else None, rows[0], writes, self.serde)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first; the lock is held per page, never while the caller works."""
+        pager = sql.ListPager(config, filter, before, limit)
+        while (query := pager.next_query()) is not None:
+            with self._reading():
+                rows = self._fetch(query)
+                writes = [self._fetch(sql.select_writes(row)) for row in rows]
+            pager.saw(rows)
+            for row, found in zip(rows, writes):
+                yield sql.to_tuple(None, row, found, self.serde)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Publish a checkpoint (serialised before the lock is taken)."""
+        query, saved = sql.insert_checkpoint(config, checkpoint, metadata, self.serde)
+        self._write([query])
+        return saved
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save one task's writes against the checkpoint it ran from."""
+        self._write([sql.insert_writes(config, writes, task_id, task_path, self.serde)])
+
+    # --- housekeeping --------------------------------------------------------------------------
+    def delete_thread(self, thread_id: str) -> None:
+        self._write(sql.delete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._write(sql.delete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._write(sql.copy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._write(sql.prune(thread_ids, strategy))
+
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        """String versions, as LangGraph's SQLite saver writes them (so either can continue a thread)."""
+        return sql.next_version(current)
+
+    # --- running statements --------------------------------------------------------------------
+    def _fetch(self, query: Query) -> list[Any]:
+        return self.conn.execute(query.sql, query.params).fetchall()
+
+    def _write(self, queries: list[Query]) -> None:
+        """Run statements as one transaction: all of them, or none."""
+        with self._reading():
+            self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now, waiting if busy
+            try:
+                for q in queries:
+                    (self.conn.executemany if q.many else self.conn.execute)(q.sql, q.params)
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Hold the lock (tables set up first) and report driver errors in plain words."""
+        with self.lock:
+            self.setup()
+            with self._translated():
+                yield
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, ValueError) as exc:
+            better = sql.explain(exc)
+            if better is exc:
+                raise
+            raise better from exc

@@ -1,0 +1,216 @@
+"""AsyncSqliteSaver: the SQLite saver on aiosqlite; the same statements as SqliteSaver, awaited.
+
+Read it side by side with ``sqlite/__init__.py``: each verb is the same lines with ``await``. The
+sync verbs exist for code running in another thread (a sync node inside ``ainvoke``): they hand
+the coroutine to the saver's event loop and wait; from the loop's own thread they would deadlock,
+so they raise instead. Next: ``checkpoint/postgres/`` (the same ideas on a server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+    get_checkpoint_id,
+)
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.checkpoint.sqlite import sql
+from lgcheckpoint.checkpoint.sqlite.sql import Query
+
+__all__ = ["AsyncSqliteSaver"]
+T = TypeVar("T")
+
+
+class AsyncSqliteSaver(BaseCheckpointSaver[str]):
+    """A saver on an ``aiosqlite.Connection``; create it inside the event loop that will use it."""
+
+    def __init__(self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        try:
+            self.loop = asyncio.get_running_loop()  # where the sync verbs send their coroutines
+        except RuntimeError:
+            raise RuntimeError("create AsyncSqliteSaver inside a running event loop (in an async "
+                               "function), or use the sync SqliteSaver") from None
+        self.conn = conn
+        self.is_setup = False
+        self.lock = asyncio.Lock()  # one statement sequence at a time on the shared connection
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(cls, path: str) -> AsyncIterator[AsyncSqliteSaver]:
+        """Open a file (or ":memory:") for as long as the ``async with`` block lasts."""
+        async with aiosqlite.connect(path, timeout=sql.BUSY_TIMEOUT_MS / 1000) as conn:
+            yield cls(conn)
+
+    async def setup(self) -> None:
+        """Create the tables if missing (idempotent; every verb calls it first)."""
+        if self.is_setup:
+            return
+        async with self._translated():
+            if not self.conn._thread.is_alive() and self.conn._running:
+                await self.conn  # a connection made with aiosqlite.connect() but never awaited
+            await self.conn.executescript(sql.SETUP_SCRIPT)
+            try:
+                await self.conn.execute(sql.ADD_TASK_PATH)
+                await self.conn.commit()
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc) and "readonly" not in str(exc):
+                    raise
+        self.is_setup = True
+
+    # --- the four verbs ------------------------------------------------------------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The named checkpoint (or the thread's newest) with its pending writes."""
+        query = sql.select_checkpoint(config)
+        async with self._reading():
+            rows = await self._fetch(query)
+            if not rows:
+                return None
+            writes = await self._fetch(sql.select_writes(rows[0]))
+        return sql.to_tuple(config if get_checkpoint_id(config) else None, rows[0], writes, self.serde)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first; the lock is held per page, never while the caller works."""
+        pager = sql.ListPager(config, filter, before, limit)
+        while (query := pager.next_query()) is not None:
+            async with self._reading():
+                rows = await self._fetch(query)
+                writes = [await self._fetch(sql.select_writes(row)) for row in rows]
+            pager.saw(rows)
+            for row, found in zip(rows, writes):
+                yield sql.to_tuple(None, row, found, self.serde)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Publish a checkpoint (serialised before the lock is taken)."""
+        query, saved = sql.insert_checkpoint(config, checkpoint, metadata, self.serde)
+        await self._write([query])
+        return saved
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save one task's writes against the checkpoint it ran from."""
+        await self._write([sql.insert_writes(config, writes, task_id, task_path, self.serde)])
+
+    # --- housekeeping --------------------------------------------------------------------------
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._write(sql.delete_thread(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._write(sql.delete_for_runs(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._write(sql.copy_thread(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._write(sql.prune(thread_ids, strategy))
+
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        """String versions, as LangGraph's SQLite saver writes them (so either can continue a thread)."""
+        return sql.next_version(current)
+
+    # --- sync verbs, for other threads -----------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._from_thread(self.aget_tuple(config))
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+        yield from self._from_thread(collect())
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        return self._from_thread(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        self._from_thread(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._from_thread(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._from_thread(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._from_thread(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._from_thread(self.aprune(thread_ids, strategy=strategy))
+
+    def _from_thread(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the saver's loop and wait; refuse on the loop's thread (deadlock)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            coro.close()
+            raise asyncio.InvalidStateError(
+                "AsyncSqliteSaver's sync methods would block its own event loop: use the async ones "
+                "(await saver.aget_tuple(...), graph.ainvoke(...)) or call from another thread")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    # --- running statements --------------------------------------------------------------------
+    async def _fetch(self, query: Query) -> list[Any]:
+        return list(await self.conn.execute_fetchall(query.sql, query.params))
+
+    async def _write(self, queries: list[Query]) -> None:
+        """Run statements as one transaction: all of them, or none."""
+        async with self._reading():
+            await self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now, waiting if busy
+            try:
+                for q in queries:
+                    await (self.conn.executemany if q.many else self.conn.execute)(q.sql, q.params)
+                await self.conn.commit()
+            except BaseException:
+                await self.conn.rollback()
+                raise
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[None]:
+        """Hold the lock (tables set up first) and report driver errors in plain words."""
+        async with self.lock:
+            await self.setup()
+            async with self._translated():
+                yield
+
+    @asynccontextmanager
+    async def _translated(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, ValueError) as exc:
+            better = sql.explain(exc)
+            if better is exc:
+                raise
+            raise better from exc

@@ -1,0 +1,358 @@
+"""The SQL of the SQLite savers, and how a row becomes a CheckpointTuple and back.
+
+Both front doors (``SqliteSaver`` on ``sqlite3``, ``AsyncSqliteSaver`` on ``aiosqlite``) build their
+statements here, so the two differ only by ``await``. The tables are LangGraph's, column for column,
+so a file written by either library opens in the other:
+
+    checkpoints(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+    writes(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+
+``type`` + blob is the serializer's ``(type tag, bytes)`` pair; ``metadata`` is UTF-8 JSON text.
+Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters.
+Next: ``sqlite/__init__.py`` (the sync saver).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from lgcheckpoint.checkpoint.base import (
+    WRITES_IDX_MAP,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    RunnableConfig,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.errors import InvalidCheckpointError
+
+BUSY_TIMEOUT_MS = 30_000  # a second process writing the file makes us wait this long, not fail
+PAGE_SIZE = 100  # list() reads this many rows per lock, so a caller may write while it iterates
+
+SETUP_SCRIPT = f"""
+PRAGMA journal_mode=WAL;
+PRAGMA busy_timeout={BUSY_TIMEOUT_MS};
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    type TEXT,
+    checkpoint BLOB,
+    metadata BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+CREATE TABLE IF NOT EXISTS writes (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    type TEXT,
+    value BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+"""
+# files made by LangGraph before it stored task_path lack the column; this adds it (once)
+ADD_TASK_PATH = "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''"
+
+
+class Query(NamedTuple):
+    """One statement with its bound parameters (``many``: params is a list of rows)."""
+
+    sql: str
+    params: Sequence[Any] = ()
+    many: bool = False
+
+
+class CheckpointRow(NamedTuple):
+    """A row of ``checkpoints`` as the SELECTs below return it."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    type: str | None
+    checkpoint: bytes | None
+    metadata: bytes | None
+
+
+class WriteRow(NamedTuple):
+    """A row of ``writes``: one value a task wrote to one channel."""
+
+    task_id: str
+    channel: str
+    type: str | None
+    value: bytes | None
+
+
+Address = tuple[str, str]  # (thread_id, checkpoint_ns)
+
+_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+
+
+# --- addresses ---------------------------------------------------------------------------------
+def address(config: RunnableConfig) -> Address:
+    """Where a config points: its thread and namespace (a clear error if thread_id is missing)."""
+    configurable = (config or {}).get("configurable") or {}
+    if configurable.get("thread_id") is None:
+        raise ValueError(
+            'config needs a thread_id: pass {"configurable": {"thread_id": "..."}} to the saver'
+        )
+    return str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or "")
+
+
+def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config that names one stored checkpoint."""
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
+                             "checkpoint_id": checkpoint_id}}
+
+
+# --- reading -----------------------------------------------------------------------------------
+def select_checkpoint(config: RunnableConfig) -> Query:
+    """The checkpoint a config names, or its thread's newest in that namespace."""
+    thread_id, ns = address(config)
+    if checkpoint_id := get_checkpoint_id(config):
+        return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                     "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+    return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                 "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+
+
+def select_writes(row: CheckpointRow) -> Query:
+    """A checkpoint's pending writes in the order the loop applies them (task_path, task_id, idx)."""
+    return Query("SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? AND "
+                 "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx",
+                 row[:3])
+
+
+def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
+    """SQL that tests one metadata key; the key is a bound value matched by json_each, never SQL text.
+
+    Binding the key (rather than building a JSON path) makes keys with quotes, dots, brackets or
+    ``$`` plain keys: ``{"a.b": 1}`` matches the top-level key "a.b", like InMemorySaver.
+    """
+    if not isinstance(key, str):
+        raise TypeError(f"metadata filter keys must be strings, got {key!r}")
+    entry = "SELECT 1 FROM json_each(CAST(metadata AS TEXT)) WHERE key = ?"
+    if value is None:  # like LangGraph: a missing key counts as None
+        return f"NOT EXISTS ({entry} AND type != 'null')", [key]
+    if isinstance(value, bool):
+        return f"EXISTS ({entry} AND type = ?)", [key, "true" if value else "false"]
+    if isinstance(value, (int, float)):
+        return f"EXISTS ({entry} AND type IN ('integer', 'real') AND value = ?)", [key, value]
+    if isinstance(value, str):
+        return f"EXISTS ({entry} AND type = 'text' AND value = ?)", [key, value]
+    if isinstance(value, (dict, list)):
+        return (f"EXISTS ({entry} AND type IN ('object', 'array') AND value = json(?))",
+                [key, json.dumps(value, ensure_ascii=False)])
+    raise TypeError(f"metadata filter {key!r}: cannot compare with a {type(value).__name__}; "
+                    "use None, bool, int, float, str, list or dict")
+
+
+class ListPager:
+    """Plans list() as pages of PAGE_SIZE rows, newest first, each page after the last row seen."""
+
+    def __init__(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
+                 before: RunnableConfig | None, limit: int | None) -> None:
+        where, params = [], []
+        if config is not None:
+            thread_id, _ = address(config)
+            where.append("thread_id = ?"), params.append(thread_id)
+            if (ns := config["configurable"].get("checkpoint_ns")) is not None:
+                where.append("checkpoint_ns = ?"), params.append(ns)
+            if checkpoint_id := get_checkpoint_id(config):
+                where.append("checkpoint_id = ?"), params.append(checkpoint_id)
+        for key, value in (filter or {}).items():
+            condition, values = metadata_condition(key, value)
+            where.append(condition), params.extend(values)
+        if before is not None and (before_id := get_checkpoint_id(before)):
+            where.append("checkpoint_id < ?"), params.append(before_id)
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+        self.where, self.params, self.left = where, params, limit
+        self.last: tuple[str, str, str] | None = None  # sort key of the last row handed out
+        self.done = limit == 0
+
+    def next_query(self) -> Query | None:
+        """The next page's SELECT, or None when every row has been read."""
+        if self.done:
+            return None
+        where, params = list(self.where), list(self.params)
+        if self.last is not None:
+            where.append("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)")
+            params.extend(self.last)
+        size = PAGE_SIZE if self.left is None else min(PAGE_SIZE, self.left)
+        sql = (f"SELECT {_COLUMNS} FROM checkpoints {'WHERE ' if where else ''}"
+               f"{' AND '.join(where)} ORDER BY checkpoint_id DESC, thread_id DESC, "
+               "checkpoint_ns DESC LIMIT ?")
+        return Query(sql, [*params, size])
+
+    def saw(self, rows: list[CheckpointRow]) -> None:
+        """Move past a page just read."""
+        if rows:
+            self.last = (rows[-1][2], rows[-1][0], rows[-1][1])
+        if self.left is not None:
+            self.left -= len(rows)
+        self.done = len(rows) < PAGE_SIZE or self.left == 0
+
+
+def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Sequence[Any]],
+             serde: SerializerProtocol) -> CheckpointTuple:
+    """Decode a row and its writes; ``config`` is the caller's when it named the checkpoint."""
+    row = CheckpointRow(*row)
+    where = f"thread {row.thread_id!r}, namespace {row.checkpoint_ns!r}, checkpoint {row.checkpoint_id!r}"
+    checkpoint = _decode(serde, (row.type, row.checkpoint), f"the checkpoint blob of {where}")
+    if not isinstance(checkpoint, dict) or "channel_values" not in checkpoint:
+        raise InvalidCheckpointError(f"the checkpoint blob of {where} is not a checkpoint "
+                                     f"(decoded to a {type(checkpoint).__name__})")
+    try:
+        metadata = json.loads(row.metadata) if row.metadata is not None else {}
+    except ValueError as exc:
+        raise InvalidCheckpointError(f"the metadata of {where} is not valid JSON: {exc}") from exc
+    pending: list[PendingWrite] = [
+        (w.task_id, w.channel, _decode(serde, (w.type, w.value), f"write {w.task_id}/{w.channel} of {where}"))
+        for w in map(WriteRow._make, writes)
+    ]
+    parent = as_config(*row[:2], row.parent_checkpoint_id) if row.parent_checkpoint_id else None
+    return CheckpointTuple(config or as_config(*row[:3]), checkpoint, metadata, parent, pending)
+
+
+def _decode(serde: SerializerProtocol, typed: tuple[str | None, bytes | None], what: str) -> Any:
+    """loads_typed, with a corrupt or foreign blob reported as InvalidCheckpointError naming the row."""
+    try:
+        return serde.loads_typed(typed)
+    except Exception as exc:  # noqa: BLE001 - any decoder failure means the stored bytes are bad
+        raise InvalidCheckpointError(
+            f"{what} could not be decoded (type tag {typed[0]!r}): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+# --- writing -----------------------------------------------------------------------------------
+def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                      serde: SerializerProtocol) -> tuple[Query, RunnableConfig]:
+    """The INSERT that publishes a checkpoint (parent = the config's checkpoint_id), and its config."""
+    thread_id, ns = address(config)
+    type_, blob = serde.dumps_typed(checkpoint)
+    merged = get_checkpoint_metadata(config, metadata)
+    try:
+        meta = json.dumps(merged, ensure_ascii=False).encode("utf-8", "ignore")
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
+                        f"list, dict): {exc}; nothing was written") from exc
+    query = Query(f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                  (thread_id, ns, checkpoint["id"], get_checkpoint_id(config), type_, blob, meta))
+    saved = {"configurable": {"thread_id": config["configurable"]["thread_id"],
+                              "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+    return query, saved
+
+
+def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                  task_path: str, serde: SerializerProtocol) -> Query:
+    """One task's writes; special channels (errors, interrupts...) replace, others never overwrite."""
+    thread_id, ns = address(config)
+    if (checkpoint_id := get_checkpoint_id(config)) is None:
+        raise ValueError("put_writes needs the checkpoint_id the task ran from in config['configurable']")
+    verb = "REPLACE" if all(channel in WRITES_IDX_MAP for channel, _ in writes) else "IGNORE"
+    rows = [(thread_id, ns, str(checkpoint_id), task_id, task_path, WRITES_IDX_MAP.get(channel, idx),
+             channel, *serde.dumps_typed(value)) for idx, (channel, value) in enumerate(writes)]
+    return Query(f"INSERT OR {verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
+                 "task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows, True)
+
+
+# --- housekeeping (each list of statements runs in one transaction) ------------------------------
+_IN_LIST = "IN (SELECT value FROM json_each(?))"  # one bound JSON array instead of N placeholders
+_OF_RUNS = f"json_extract(CAST(metadata AS TEXT), '$.run_id') {_IN_LIST}"
+_NOT_LATEST = ("checkpoint_id < (SELECT MAX(checkpoint_id) FROM checkpoints AS newest WHERE "
+               "newest.thread_id = checkpoints.thread_id AND newest.checkpoint_ns = checkpoints.checkpoint_ns)")
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+def delete_thread(thread_id: str) -> list[Query]:
+    """Forget every checkpoint and write of a thread, in all namespaces."""
+    return [Query(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
+            for table in ("writes", "checkpoints")]
+
+
+def delete_for_runs(run_ids: Sequence[str]) -> list[Query]:
+    """Delete the checkpoints whose metadata run_id is listed, with their writes."""
+    runs = (json.dumps([str(r) for r in _id_list(run_ids, "run_ids")]),)
+    return [
+        Query("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT "
+              f"thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {_OF_RUNS})", runs),
+        Query(f"DELETE FROM checkpoints WHERE {_OF_RUNS}", runs),
+    ]
+
+
+def copy_thread(source_thread_id: str, target_thread_id: str) -> list[Query]:
+    """Copy a thread's rows under a new thread_id (ids, parents and writes unchanged)."""
+    ids = (str(target_thread_id), str(source_thread_id))
+    return [
+        Query("INSERT OR REPLACE INTO checkpoints SELECT ?, checkpoint_ns, checkpoint_id, "
+              "parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ?", ids),
+        Query("INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
+              "task_path, idx, channel, type, value) SELECT ?, checkpoint_ns, checkpoint_id, task_id, "
+              "task_path, idx, channel, type, value FROM writes WHERE thread_id = ?", ids),
+    ]
+
+
+def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
+    """Delete whole threads, or all but each namespace's newest checkpoint (left without a parent)."""
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+    threads = (json.dumps([str(t) for t in _id_list(thread_ids, "thread_ids")]),)
+    if strategy == "delete":
+        return [Query(f"DELETE FROM {table} WHERE thread_id {_IN_LIST}", threads)
+                for table in ("writes", "checkpoints")]
+    # writes go with the checkpoints deleted; writes of a checkpoint not yet published stay
+    return [
+        Query("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT "
+              f"thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id {_IN_LIST} "
+              f"AND {_NOT_LATEST})", threads),
+        Query(f"DELETE FROM checkpoints WHERE thread_id {_IN_LIST} AND {_NOT_LATEST}", threads),
+        Query(f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id {_IN_LIST}", threads),
+    ]
+
+
+def _id_list(ids: Sequence[str], name: str) -> Sequence[str]:
+    """Refuse a bare string, which would otherwise be read as a list of one-letter ids."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"{name} must be a list of ids, not a single string: pass [{ids!r}]")
+    return ids
+
+
+# --- versions and errors -----------------------------------------------------------------------
+def next_version(current: str | int | None) -> str:
+    """LangGraph's SQLite version string: a zero-padded counter and a random tiebreak."""
+    counter = 0 if current is None else current if isinstance(current, int) else int(current.split(".")[0])
+    return f"{counter + 1:032}.{random.random():016}"
+
+
+def explain(exc: Exception) -> Exception:
+    """Turn a driver error into one that says what went wrong and what to do."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text or text == "Connection closed":
+        return RuntimeError("the saver's SQLite connection is closed: use the saver inside its "
+                            "`with ...from_conn_string(...)` block, or pass an open connection")
+    if "no such table" in text:
+        return RuntimeError(f"{text}: the checkpoint tables are missing; call saver.setup() (or leave "
+                            "is_setup False so the saver creates them) on a writable file")
+    if "readonly database" in text:
+        return PermissionError(f"{text}: the SQLite file is read-only; open a writable copy to save "
+                               "checkpoints (reading works)")
+    if "malformed JSON" in text:
+        return InvalidCheckpointError(f"a stored metadata value is not valid JSON ({text}); "
+                                      "the file is corrupt or was written by another program")
+    if "database is locked" in text:
+        return TimeoutError(f"{text}: another process held the write lock for more than "
+                            f"{BUSY_TIMEOUT_MS // 1000} s")
+    return exc
