@@ -1,0 +1,319 @@
+"""Run a scenario on one library, record its whole observable history, normalise, compare.
+
+A scenario is a function ``scenario(lib)``; ``lib`` is a :class:`Run`: it offers the library's
+names (``lib.StateGraph``, ``lib.interrupt`` ...), a checkpointer (``lib.saver()``), and recording
+verbs (``lib.invoke``, ``lib.stream``, ``lib.get_state`` ...). After the scenario the run also
+records, for every (graph, thread) it touched, the latest state and the full state history, and
+the saver's raw content: every checkpoint of every namespace with its pending writes.
+
+Normalising replaces what is random (uuids, hash ids, timestamps, version suffixes) by
+placeholders numbered in order of first appearance, so "the same id in two places" is still
+compared. Next: ``scenarios_issue3.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import difflib
+import pprint
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from tests.differential.libs import Lib
+
+Record = list[tuple[str, Any]]  # (label, raw value) in the order things happened
+Scenario = Callable[["Run"], None]
+SaverFactory = Callable[[Lib], contextlib.AbstractContextManager]  # lib -> context yielding a saver
+
+
+def in_memory(lib: Lib) -> contextlib.AbstractContextManager:
+    """The default checkpointer: the library's InMemorySaver."""
+    return contextlib.nullcontext(lib.InMemorySaver())
+
+
+# ---------------------------------------------------------------- recording a run
+
+
+class Run:
+    """What a scenario sees: one library's names, its saver, and verbs that record each call."""
+
+    def __init__(self, lib: Lib, make_saver: SaverFactory | None, stack: contextlib.ExitStack):
+        self.lib, self.log, self.calls = lib, [], Counter()
+        self._make_saver = make_saver or in_memory
+        self._stack, self._saver = stack, None
+        self._touched: list[tuple[Any, Any]] = []  # (graph, thread_id) in order of first use
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lib, name)
+
+    def saver(self) -> Any:
+        """The run's one checkpointer (memory, SQLite or Postgres), created on first use."""
+        if self._saver is None:
+            self._saver = self._stack.enter_context(self._make_saver(self.lib))
+        return self._saver
+
+    def count(self, node: str) -> None:
+        """Count a node's executions, to check that resuming does not re-run finished work."""
+        self.calls[node] += 1
+
+    def note(self, label: str, value: Any) -> Any:
+        """Record anything the scenario wants compared."""
+        self.log.append((label, value))
+        return value
+
+    def _call(self, label: str, graph: Any, config: Any, fn: Callable[[], Any]) -> Any:
+        # a recorded call: its result, or the error it raised (the scenario goes on either way)
+        self._touch(graph, config)
+        try:
+            result = fn()
+        except Exception as exc:  # noqa: BLE001 - errors are part of the behaviour we compare
+            self.log.append((label, Raised(exc, self.lib.package)))
+            return exc
+        self.log.append((label, result))
+        return result
+
+    def _touch(self, graph: Any, config: Any) -> None:
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        if thread is not None and (graph, thread) not in self._touched:
+            self._touched.append((graph, thread))
+
+    def invoke(self, graph, input, config=None, **kw):
+        return self._call("invoke", graph, config, lambda: graph.invoke(input, config, **kw))
+
+    def ainvoke(self, graph, input, config=None, **kw):
+        return self._call("ainvoke", graph, config, lambda: asyncio.run(graph.ainvoke(input, config, **kw)))
+
+    def stream(self, graph, input, config=None, **kw):
+        label = f"stream {kw}"
+        return self._call(label, graph, config, lambda: list(graph.stream(input, config, **kw)))
+
+    def astream(self, graph, input, config=None, **kw):
+        async def collect():
+            return [chunk async for chunk in graph.astream(input, config, **kw)]
+
+        return self._call(f"astream {kw}", graph, config, lambda: asyncio.run(collect()))
+
+    def get_state(self, graph, config, **kw):
+        return self._call(f"get_state {kw}", graph, config, lambda: graph.get_state(config, **kw))
+
+    def history(self, graph, config, **kw):
+        fn = lambda: list(graph.get_state_history(config, **kw))  # noqa: E731
+        return self._call(f"get_state_history {kw}", graph, config, fn)
+
+    def update_state(self, graph, config, values, as_node=None):
+        fn = lambda: graph.update_state(config, values, as_node=as_node)  # noqa: E731
+        return self._call(f"update_state as_node={as_node}", graph, config, fn)
+
+    def finish(self) -> Record:
+        """Append the final state of every touched thread and the saver's content; return the log."""
+        for graph, thread in self._touched:
+            if getattr(graph, "checkpointer", None) is None:
+                continue
+            config = {"configurable": {"thread_id": thread}}
+            self.get_state(graph, config, subgraphs=True)
+            self.history(graph, config)
+        if self.calls:
+            self.log.append(("node calls", dict(self.calls)))
+        if self._saver is not None:
+            threads = list(dict.fromkeys(thread for _, thread in self._touched))
+            self.log.append(("saver content", dump_saver(self._saver, threads)))
+        return self.log
+
+
+class Raised:
+    """An exception as compared: its class name, plus its message when user code raised it."""
+
+    def __init__(self, exc: BaseException, package: str):
+        own = type(exc).__module__.startswith(package)  # the library's own wording may differ
+        self.kind, self.message = type(exc).__name__, (None if own else str(exc))
+
+    def __repr__(self) -> str:
+        return f"raised {self.kind}" + (f"({self.message!r})" if self.message is not None else "")
+
+
+def dump_saver(saver: Any, threads: list[Any]) -> list[dict]:
+    """Every checkpoint of the given threads, namespaces in order of creation, oldest first."""
+    out = []
+    for thread in threads:
+        tuples = list(saver.list({"configurable": {"thread_id": thread}}))
+        by_ns: dict[str, list] = {}
+        for t in sorted(tuples, key=lambda t: t.checkpoint["id"]):
+            by_ns.setdefault(t.config["configurable"].get("checkpoint_ns", ""), []).append(t)
+        for ns, group in by_ns.items():
+            out.append({"thread": thread, "ns": ns, "checkpoints": [stored(t) for t in group]})
+    return out
+
+
+def stored(t: Any) -> dict:
+    """One CheckpointTuple as plain data; versions keep only their integer part."""
+    cp = t.checkpoint
+    writes: dict[str, list] = {}
+    for task_id, channel, value in t.pending_writes or []:
+        writes.setdefault(task_id, []).append((channel, value))
+    return {
+        "id": cp["id"],
+        "ts": cp["ts"],
+        "v": cp.get("v"),
+        "parent": (t.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        "config": t.config,
+        "channel_values": cp["channel_values"],
+        "channel_versions": {k: int_version(v) for k, v in cp["channel_versions"].items()},
+        "versions_seen": {
+            node: {k: int_version(v) for k, v in seen.items()} for node, seen in cp["versions_seen"].items()
+        },
+        "updated_channels": cp.get("updated_channels"),
+        "metadata": t.metadata,
+        # grouped per task; tasks sorted later by name and content, since savers order them by id
+        "pending_writes": PendingWrites(writes),
+    }
+
+
+class PendingWrites(dict):
+    """task_id -> [(channel, value)], printed with each task's name and in a stable order."""
+
+
+VERSION = r"\d+(?:\.[0-9.e-]+)?"  # InMemorySaver writes f"{n:032}.{random():016}"
+
+
+def int_version(v: Any) -> Any:
+    """The integer part of a channel version: 3, "0000…03.8123" and 3.5 all give 3."""
+    if isinstance(v, str) and re.fullmatch(VERSION, v):
+        return int(v.split(".")[0])
+    return int(v) if isinstance(v, float) else v
+
+
+def record(scenario: Scenario, lib: Lib, make_saver: SaverFactory | None = None) -> Record:
+    """Run ``scenario`` on ``lib`` and return everything it observed."""
+    with contextlib.ExitStack() as stack:
+        run = Run(lib, make_saver, stack)
+        scenario(run)
+        return run.finish()
+
+
+# ---------------------------------------------------------------- normalising
+
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+HASH = r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"
+TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:\+00:00|Z)?"
+RANDOM = re.compile(rf"{UUID}|{HASH}|{TIMESTAMP}")
+
+
+class Normaliser:
+    """Turns recorded objects into plain data with stable placeholders for random parts."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}  # raw id/timestamp -> placeholder
+        self.task_names: dict[str, str] = {}  # raw task id -> node name, learnt from snapshots
+
+    def text(self, s: str) -> Any:
+        if re.fullmatch(r"\d{32}\.[0-9.e-]+", s):  # an InMemorySaver channel version
+            return int_version(s)
+        return RANDOM.sub(self._placeholder, s)
+
+    def _placeholder(self, m: re.Match) -> str:
+        raw = m.group(0)
+        if raw not in self.names:
+            kind = "ts" if "T" in raw else "id"
+            self.names[raw] = f"<{kind}{sum(v.startswith(f'<{kind}') for v in self.names.values()) + 1}>"
+        return self.names[raw]
+
+    def __call__(self, obj: Any) -> Any:
+        """Plain, placeholder-only data for ``obj`` (dict keys in a stable order)."""
+        if isinstance(obj, str):
+            return self.text(obj)
+        if obj is None or isinstance(obj, (bool, int, float)):
+            return obj
+        if isinstance(obj, Raised):
+            return repr(obj)
+        if isinstance(obj, BaseException):
+            return repr(Raised(obj, "langgraph" if "langgraph" in type(obj).__module__ else "lgcheckpoint"))
+        if isinstance(obj, PendingWrites):
+            return self.pending_writes(obj)
+        if type(obj).__name__ in ("StateSnapshot", "PregelTask"):
+            self.learn_task_names(obj)
+        if isinstance(obj, dict):
+            return {self(k): self(v) for k, v in sorted_items(obj)}
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # NamedTuple: keep its name and fields
+            return {"__type__": type(obj).__name__, **{f: self(getattr(obj, f)) for f in obj._fields}}
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(self(x) for x in obj)
+        if isinstance(obj, (set, frozenset)):
+            return sorted((self(x) for x in sorted(obj, key=masked)), key=repr)
+        if dataclasses.is_dataclass(obj):
+            fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+            return {"__type__": type(obj).__name__, **self(fields)}
+        if hasattr(obj, "model_dump"):  # pydantic
+            return {"__type__": type(obj).__name__, **self(obj.model_dump())}
+        if hasattr(obj, "__slots__") or hasattr(obj, "__dict__"):  # Interrupt, Command, Send, ...
+            return {"__type__": type(obj).__name__, **self(public_fields(obj))}
+        return self.text(repr(obj))
+
+    def learn_task_names(self, obj: Any) -> None:
+        if type(obj).__name__ == "PregelTask":
+            self.task_names[obj.id] = obj.name
+        else:
+            for task in obj.tasks:
+                self.learn_task_names(task)
+                if type(task.state).__name__ == "StateSnapshot":
+                    self.learn_task_names(task.state)
+
+    def pending_writes(self, writes: PendingWrites) -> list:
+        # tasks sorted by (name, content): savers return them ordered by their random ids
+        def key(item):
+            return (self.task_names.get(item[0], "?"), masked(item[1]))
+
+        return [
+            {"task": self(task_id), "name": self.task_names.get(task_id, "?"), "writes": self(ws)}
+            for task_id, ws in sorted(writes.items(), key=key)
+        ]
+
+
+def public_fields(obj: Any) -> dict:
+    names = getattr(type(obj), "__slots__", None) or vars(obj).keys()
+    return {n: getattr(obj, n) for n in names if not n.startswith("_") and hasattr(obj, n)}
+
+
+def masked(obj: Any) -> str:
+    """A sort key that ignores random parts, so ordering does not depend on ids."""
+    return RANDOM.sub("<?>", repr(obj))
+
+
+def sorted_items(d: dict) -> list:
+    return sorted(d.items(), key=lambda kv: masked(kv[0]))
+
+
+def normalise(rec: Record) -> str:
+    """The pretty-printed, placeholder-only form of a whole record."""
+    norm = Normaliser()  # the saver content comes last, so task names are known by then
+    parts = [f"## {label}\n{pprint.pformat(norm(value), width=110, sort_dicts=False)}" for label, value in rec]
+    return "\n".join(parts) + "\n"
+
+
+def diff(expected: str, actual: str, a: str = "langgraph", b: str = "ours") -> str:
+    lines = difflib.unified_diff(expected.splitlines(), actual.splitlines(), a, b, lineterm="", n=4)
+    return "\n".join(lines)
+
+
+def assert_same(name: str, expected: Record, actual: Record, a: str = "langgraph", b: str = "ours") -> None:
+    """Fail with a readable unified diff when the normalised histories differ."""
+    left, right = normalise(expected), normalise(actual)
+    if left != right:
+        text = diff(left, right, a, b).splitlines()
+        shown = "\n".join(text[:250]) + (f"\n... ({len(text) - 250} more diff lines)" if len(text) > 250 else "")
+        raise AssertionError(f"scenario {name}: {a} and {b} histories differ\n{shown}")
+
+
+def registry() -> tuple[dict[str, Scenario], Callable[[Scenario], Scenario]]:
+    """A scenario table and the decorator that fills it (test ids are the function names)."""
+    table: dict[str, Scenario] = {}
+
+    def scenario(fn: Scenario) -> Scenario:
+        table[fn.__name__] = fn
+        return fn
+
+    return table, scenario

@@ -1,0 +1,52 @@
+"""The two libraries under comparison, as namespaces with the same names.
+
+``LANGGRAPH`` is the reference; ``OURS`` is lgcheckpoint. OURS imports each name on first use, so
+test collection never fails while a runtime module is still missing: the test that needs the name
+fails instead (a missing piece must show as red, never as a skip). Next: ``harness.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> (module suffix under the package, attribute); the same table serves both libraries
+NAMES: dict[str, tuple[str, str]] = {
+    "StateGraph": ("graph", "StateGraph"),
+    "START": ("graph", "START"),
+    "END": ("graph", "END"),
+    "interrupt": ("types", "interrupt"),
+    "Command": ("types", "Command"),
+    "Send": ("types", "Send"),
+    "RetryPolicy": ("types", "RetryPolicy"),
+    "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
+    "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),
+    "PostgresSaver": ("checkpoint.postgres", "PostgresSaver"),
+    "get_stream_writer": ("config", "get_stream_writer"),
+    "GraphRecursionError": ("errors", "GraphRecursionError"),
+    "InvalidUpdateError": ("errors", "InvalidUpdateError"),
+}
+
+
+class Lib:
+    """One library's public names, imported lazily from ``<package>.<module>``."""
+
+    def __init__(self, name: str, package: str):
+        self.name, self.package = name, package
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr not in NAMES:
+            raise AttributeError(f"{attr!r} is not a compared name; add it to libs.NAMES")
+        module, symbol = NAMES[attr]
+        path = f"{self.package}.{module}"
+        try:
+            return getattr(importlib.import_module(path), symbol)
+        except (ImportError, AttributeError) as exc:
+            raise AssertionError(f"[{self.name}] cannot import {symbol} from {path}: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+LANGGRAPH = Lib("langgraph", "langgraph")
+OURS = Lib("ours", "lgcheckpoint")

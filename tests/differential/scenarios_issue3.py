@@ -1,0 +1,339 @@
+"""Issue 3 scenarios: the super-step loop, channels, reducers, edges, schemas, streaming, durability.
+
+Each scenario builds a small graph with ``lib``'s names and drives it through ``lib``'s recording
+verbs; the harness compares everything observed between LangGraph and lgcheckpoint.
+Next: ``scenarios_issue4.py`` (interrupts, time travel, failures, subgraphs).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from tests.differential.harness import Run, registry
+
+ISSUE3, scenario = registry()
+
+
+class Trail(TypedDict, total=False):
+    """A state that keeps every node's visit in order, plus a counter."""
+
+    trail: Annotated[list[str], operator.add]
+    n: int
+
+
+def visit(name: str, lib: Run):
+    """A node that appends its own name to the trail (and counts its calls)."""
+
+    def node(state: dict) -> dict:
+        lib.count(name)
+        return {"trail": [name]}
+
+    node.__name__ = name
+    return node
+
+
+def thread(t: Any = "t1", **extra) -> dict:
+    return {"configurable": {"thread_id": t, **extra}}
+
+
+@scenario
+def linear_chain(lib: Run):
+    g = lib.StateGraph(Trail)
+    for name in "abc":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("c", lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": ["in"]}, thread())
+    lib.invoke(graph, {"trail": ["again"]}, thread())  # a second run on the same thread
+
+
+@scenario
+def fan_out_fan_in(lib: Run):
+    g = lib.StateGraph(Trail)
+    for name in ["a", "b", "c", "d"]:
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_edge(lib.START, "b")
+    g.add_edge("b", "c")
+    g.add_edge(["a", "c"], "d")  # d waits for both a and c (a join barrier channel)
+    g.add_edge("d", lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+def merge_max(old: dict, new: dict) -> dict:
+    """A custom reducer: per key, keep the larger number."""
+    return {k: max(old.get(k, 0), new.get(k, 0)) for k in {**old, **new}}
+
+
+class Reduced(TypedDict, total=False):
+    items: Annotated[list, operator.add]
+    best: Annotated[dict, merge_max]
+    total: Annotated[int, operator.add]
+    last: str
+
+
+@scenario
+def reducers(lib: Run):
+    def left(state):
+        return {"items": [1, 2], "best": {"x": 5, "y": 1}, "total": 10, "last": "left"}
+
+    def right(state):
+        return {"items": [3], "best": {"x": 2, "y": 7}, "total": 5}
+
+    def summary(state):
+        return {"last": f"{sorted(state['items'])} {sorted(state['best'].items())} {state['total']}"}
+
+    g = lib.StateGraph(Reduced)
+    g.add_node("left", left)
+    g.add_node("right", right)
+    g.add_node("summary", summary)
+    g.add_edge(lib.START, "left")
+    g.add_edge(lib.START, "right")
+    g.add_edge(["left", "right"], "summary")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"items": [0], "best": {}, "total": 1}, thread())
+
+
+@scenario
+def conditional_edges(lib: Run):
+    def route_plain(state):  # no path map: returns a node name
+        return "b" if len(state["trail"]) < 3 else "c"
+
+    def route_list(state):  # returns a list of nodes (all run in the next step)
+        return ["d", "e"]
+
+    def route_end(state):  # through a dict path map, possibly to END
+        return "stop" if "e" in state["trail"] else "again"
+
+    g = lib.StateGraph(Trail)
+    for name in "abcdef":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", route_plain)
+    g.add_edge("b", "a")
+    g.add_conditional_edges("c", route_list, ["d", "e"])
+    g.add_conditional_edges("d", route_end, {"stop": lib.END, "again": "f"})
+    g.add_edge("e", lib.END)
+    g.add_edge("f", lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+@scenario
+def loop_until_n(lib: Run):
+    def inc(state):
+        lib.count("inc")
+        return {"n": state["n"] + 1}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("inc", inc)
+    g.add_edge(lib.START, "inc")
+    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < 5 else lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"n": 0}, thread())
+
+
+@scenario
+def deferred_node(lib: Run):
+    g = lib.StateGraph(Trail)
+    for name in ["a", "b1", "b2", "c"]:
+        g.add_node(name, visit(name, lib))
+    g.add_node("final", visit("final", lib), defer=True)  # waits until nothing else is left
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b1")
+    g.add_edge("a", "c")
+    g.add_edge("b1", "b2")
+    g.add_edge("b2", "final")
+    g.add_edge("c", "final")
+    g.add_edge("final", lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+def two_step_graph(lib: Run, **compile_kw):
+    g = lib.StateGraph(Trail)
+    for name in "ab":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", lib.END)
+    return g.compile(checkpointer=lib.saver(), **compile_kw)
+
+
+@scenario
+def update_state_then_continue(lib: Run):
+    graph = two_step_graph(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["in"], "n": 0}, cfg)
+    lib.update_state(graph, cfg, {"trail": ["patched"], "n": 1})  # no as_node: counts as the last node
+    lib.get_state(graph, cfg)
+    lib.update_state(graph, cfg, {"n": 2}, as_node="a")  # as if "a" wrote it: "b" runs next
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)
+
+
+class InSchema(TypedDict):
+    question: str
+
+
+class OutSchema(TypedDict):
+    answer: str
+
+
+class FullState(TypedDict, total=False):
+    question: str
+    scratch: str
+    answer: str
+
+
+@scenario
+def input_output_schemas(lib: Run):
+    def think(state: InSchema):
+        return {"scratch": state["question"].upper()}
+
+    def answer(state: FullState):
+        return {"answer": state["scratch"] + "!"}
+
+    g = lib.StateGraph(FullState, input_schema=InSchema, output_schema=OutSchema)
+    g.add_node("think", think)
+    g.add_node("answer", answer)
+    g.add_edge(lib.START, "think")
+    g.add_edge("think", "answer")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"question": "why"}, thread())
+    lib.stream(graph, {"question": "how"}, thread("t2"), stream_mode="values")
+
+
+@dataclass
+class DataState:
+    n: int = 0
+    trail: Annotated[list, operator.add] = field(default_factory=list)
+
+
+class PydanticState(BaseModel):
+    n: int = 0
+    trail: Annotated[list, operator.add] = []
+
+
+def counting_graph(lib: Run, schema):
+    def step(state):
+        return {"n": state.n + 1, "trail": [f"n={state.n}"]}
+
+    g = lib.StateGraph(schema)
+    g.add_node("step", step)
+    g.add_edge(lib.START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s.n < 3 else lib.END)
+    return g.compile(checkpointer=lib.saver())
+
+
+@scenario
+def dataclass_state(lib: Run):
+    lib.invoke(counting_graph(lib, DataState), {"n": 0}, thread())
+
+
+@scenario
+def pydantic_state(lib: Run):
+    lib.invoke(counting_graph(lib, PydanticState), {"n": 1}, thread())
+
+
+@scenario
+def async_nodes(lib: Run):
+    async def a(state):
+        return {"trail": ["a"]}
+
+    async def b(state):
+        return {"trail": ["b"], "n": len(state["trail"])}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(lib.START, "a")
+    g.add_edge(lib.START, "b")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.ainvoke(graph, {"trail": []}, thread())
+    lib.astream(graph, {"trail": ["x"]}, thread(), stream_mode="updates")
+
+
+@scenario
+def node_with_config(lib: Run):
+    def greet(state, config):
+        return {"trail": [f"hello {config['configurable']['user']}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("greet", greet)
+    g.add_edge(lib.START, "greet")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread(user="ada"))
+
+
+@scenario
+def durability_modes(lib: Run):
+    graph = two_step_graph(lib)
+    for mode in ["sync", "async", "exit"]:
+        lib.invoke(graph, {"trail": [mode]}, thread(mode), durability=mode)
+
+
+@scenario
+def stream_modes(lib: Run):
+    def a(state):
+        lib.get_stream_writer()({"progress": "a half done"})
+        return {"trail": ["a"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", a)
+    g.add_node("b", visit("b", lib))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    graph = g.compile(checkpointer=lib.saver())
+    for i, mode in enumerate(["values", "updates", "debug", "checkpoints", "tasks", "custom"]):
+        lib.stream(graph, {"trail": [mode]}, thread(i), stream_mode=mode)
+    lib.stream(graph, {"trail": ["many"]}, thread("many"), stream_mode=["values", "updates", "custom", "tasks"])
+
+
+@scenario
+def recursion_limit(lib: Run):
+    g = lib.StateGraph(Trail)
+    g.add_node("spin", visit("spin", lib))
+    g.add_edge(lib.START, "spin")
+    g.add_edge("spin", "spin")
+    graph = g.compile(checkpointer=lib.saver())
+    err = lib.invoke(graph, {"trail": []}, {**thread(), "recursion_limit": 4})
+    lib.note("is GraphRecursionError", isinstance(err, lib.GraphRecursionError))
+
+
+@scenario
+def two_writes_to_last_value(lib: Run):
+    g = lib.StateGraph(Trail)
+    g.add_node("a", lambda s: {"n": 1})
+    g.add_node("b", lambda s: {"n": 2})
+    g.add_edge(lib.START, "a")
+    g.add_edge(lib.START, "b")
+    graph = g.compile(checkpointer=lib.saver())
+    err = lib.invoke(graph, {"n": 0}, thread())
+    lib.note("is InvalidUpdateError", isinstance(err, lib.InvalidUpdateError))
+
+
+@scenario
+def int_thread_id(lib: Run):
+    graph = two_step_graph(lib)
+    lib.invoke(graph, {"trail": []}, thread(42))
+    lib.get_state(graph, thread(42))
+
+
+@scenario
+def no_checkpointer(lib: Run):
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_edge(lib.START, "a")
+    graph = g.compile()
+    lib.invoke(graph, {"trail": ["x"]})
+    lib.stream(graph, {"trail": ["y"]}, stream_mode=["updates", "values"])

@@ -1,0 +1,44 @@
+"""The harness itself: LangGraph against LangGraph compares equal (nothing random survives the
+normaliser), and a deliberately different run compares unequal (the comparison can fail)."""
+
+import pytest
+
+from tests.differential.harness import Normaliser, assert_same, record
+from tests.differential.libs import LANGGRAPH, Lib
+from tests.differential.scenarios_issue3 import ISSUE3, linear_chain, thread, two_step_graph
+from tests.differential.scenarios_issue4 import ISSUE4
+
+ALL = {**ISSUE3, **ISSUE4}
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_langgraph_equals_itself(name):
+    assert_same(name, record(ALL[name], LANGGRAPH), record(ALL[name], LANGGRAPH), "langgraph", "langgraph")
+
+
+def one_more_update(lib):
+    linear_chain(lib)
+    graph = two_step_graph(lib)
+    lib.update_state(graph, thread(), {"n": 1}, as_node="a")
+
+
+def test_a_different_run_compares_unequal():
+    with pytest.raises(AssertionError, match=r"scenario linear_chain: .*differ(.|\n)*\+## update_state"):
+        assert_same("linear_chain", record(linear_chain, LANGGRAPH), record(one_more_update, LANGGRAPH))
+
+
+def test_placeholders_keep_id_equality():
+    a, b = "1ef4f797-8335-6428-8001-8a1503f9b875", "1ef4f797-8335-6428-8002-8a1503f9b875"
+    same, other = Normaliser()([a, a]), Normaliser()([a, b])
+    assert same == ["<id1>", "<id1>"] and other == ["<id1>", "<id2>"]
+
+
+def test_versions_keep_only_their_integer_part():
+    norm = Normaliser()
+    assert norm("00000000000000000000000000000003.0.5184734598473") == 3
+    assert norm("42") == "42"  # an ordinary digit string stays a string
+
+
+def test_missing_ours_module_fails_instead_of_skipping():
+    with pytest.raises(AssertionError, match=r"\[ours\] cannot import StateGraph from lgcheckpoint_gone.graph"):
+        Lib("ours", "lgcheckpoint_gone").StateGraph
