@@ -1,0 +1,315 @@
+"""The checkpoint model and saver contract (base.py, id.py), checked against LangGraph's own.
+
+The last part runs one put / put_writes / list / get_tuple script on our InMemorySaver and on
+LangGraph's, and compares what they return, with ids and random version tails normalised.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from langgraph.checkpoint.base import get_serializable_checkpoint_metadata as lg_metadata
+from langgraph.checkpoint.base import id as lg_id
+from langgraph.checkpoint.memory import InMemorySaver as LgInMemorySaver
+from langgraph.pregel._checkpoint import copy_checkpoint as lg_copy_checkpoint
+from langgraph.pregel._checkpoint import empty_checkpoint as lg_empty_checkpoint
+
+from lgcheckpoint.checkpoint import id as our_id
+from lgcheckpoint.checkpoint.base import (
+    LATEST_VERSION,
+    BaseCheckpointSaver,
+    CheckpointTuple,
+    copy_checkpoint,
+    empty_checkpoint,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    metadata_matches,
+)
+from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.errors import MissingConfigError
+
+
+# --- uuid6 ------------------------------------------------------------------------------------
+def test_100_000_ids_in_a_tight_loop_strictly_increase_as_strings():
+    ids = [str(our_id.uuid6()) for _ in range(100_000)]
+    assert all(a < b for a, b in zip(ids, ids[1:]))
+
+
+def test_ids_from_several_threads_are_unique():
+    found: list[str] = []
+
+    def make() -> None:
+        found.extend(str(our_id.uuid6()) for _ in range(5_000))
+
+    workers = [threading.Thread(target=make) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(set(found)) == 20_000
+
+
+@pytest.mark.parametrize("step", [-2, -1, 0, 1, 7, 4095])
+def test_the_step_rides_in_clock_seq(step):
+    made = our_id.uuid6(clock_seq=step)
+    assert made.version == 6 and made.variant == uuid.RFC_4122
+    assert made.clock_seq == step & 0x3FFF
+    assert made.clock_seq == lg_id.uuid6(clock_seq=step).clock_seq
+
+
+def test_same_bits_as_langgraph_for_the_same_clock(monkeypatch):
+    frozen = time.time_ns() + 10**15  # later than any id either module has made
+    monkeypatch.setattr(time, "time_ns", lambda: frozen)
+    monkeypatch.setattr(our_id, "_last_ticks", 0)  # restored after the test
+    monkeypatch.setattr(lg_id, "_last_v6_timestamp", None)
+    for node, clock_seq in [(0, 0), (0xABCDEF012345, -1), (1, 5)]:
+        assert our_id.uuid6(node, clock_seq) == lg_id.uuid6(node=node, clock_seq=clock_seq)
+
+
+# --- checkpoints --------------------------------------------------------------------------------
+def test_empty_checkpoint_matches_langgraphs_shape():
+    ours, theirs = empty_checkpoint(), lg_empty_checkpoint()
+    assert ours["v"] == theirs["v"] == LATEST_VERSION
+    assert uuid.UUID(ours["id"]).clock_seq == uuid.UUID(theirs["id"]).clock_seq  # step -2
+    assert {k: ours[k] for k in theirs if k not in ("id", "ts")} == {
+        k: theirs[k] for k in theirs if k not in ("id", "ts")}
+    assert ours["updated_channels"] is None  # LangGraph adds it on the first copy; we start with it
+
+
+def test_empty_checkpoints_share_nothing():
+    a, b = empty_checkpoint(), empty_checkpoint()
+    a["channel_values"]["x"] = 1
+    assert b["channel_values"] == {} and a["id"] < b["id"]
+
+
+def sample_checkpoint():
+    cp = empty_checkpoint()
+    cp.update(channel_values={"x": [1]}, channel_versions={"x": 1},
+              versions_seen={"node": {"x": 1}}, updated_channels=["x"])
+    return cp
+
+
+def test_copy_checkpoint_equals_langgraphs_copy():
+    cp = sample_checkpoint()
+    assert copy_checkpoint(cp) == lg_copy_checkpoint(cp) == cp
+
+
+def test_copy_checkpoint_is_independent_of_the_original():
+    cp = sample_checkpoint()
+    copied = copy_checkpoint(cp)
+    cp["channel_values"]["y"] = 2
+    cp["channel_versions"]["x"] = 2
+    cp["versions_seen"]["node"]["x"] = 2
+    cp["versions_seen"]["other"] = {}
+    cp["updated_channels"].append("y")
+    assert copied == {**sample_checkpoint(), "id": cp["id"], "ts": cp["ts"]}
+
+
+# --- metadata -----------------------------------------------------------------------------------
+METADATA_CASES = [
+    ({}, {"source": "loop", "step": 1}),
+    ({"configurable": {"thread_id": "t", "checkpoint_ns": "", "user": "ann", "n": 3}},
+     {"source": "input", "step": -1}),
+    ({"metadata": {"run_id": "r1", "tags": ["a"], "nested": {"k": 1}},
+      "configurable": {"__pregel_x": 1, "langgraph_step": 3, "flag": True, "f": 1.5}},
+     {"step": 0}),
+    ({"metadata": {"step": 99, "who": "a\u0000b"}}, {"step": 2, "note": "x\u0000y"}),
+    ({"configurable": {"checkpoint_id": "c", "checkpoint_map": {}}}, {"writes": {"n": 1}}),
+]
+
+
+@pytest.mark.parametrize("config,metadata", METADATA_CASES)
+def test_get_checkpoint_metadata_matches_langgraph(config, metadata):
+    assert get_checkpoint_metadata(config, metadata) == lg_metadata(config, metadata)
+
+
+def test_get_checkpoint_metadata_does_not_mutate_its_input():
+    metadata = {"step": 1}
+    get_checkpoint_metadata({"configurable": {"user": "ann"}}, metadata)
+    assert metadata == {"step": 1}
+
+
+def test_metadata_matches_every_filter_key_by_equality():
+    md = {"source": "loop", "step": 2, "parents": {}}
+    assert metadata_matches(md, None) and metadata_matches(md, {})
+    assert metadata_matches(md, {"source": "loop", "step": 2})
+    assert not metadata_matches(md, {"source": "loop", "step": 3})
+    assert not metadata_matches(md, {"missing": None})
+    assert get_checkpoint_id({"configurable": {"checkpoint_id": "c"}}) == "c"
+    assert get_checkpoint_id({}) is None
+
+
+# --- BaseCheckpointSaver defaults -------------------------------------------------------------
+class OnlyGetTuple(BaseCheckpointSaver):
+    """Implements one sync verb, to see the async twin run it in a worker thread."""
+
+    def get_tuple(self, config):
+        return CheckpointTuple(config, {"thread": threading.get_ident()}, {})
+
+
+@pytest.mark.parametrize("verb,args", [
+    ("get_tuple", ({},)), ("list", (None,)), ("put", ({}, {}, {}, {})),
+    ("put_writes", ({}, [], "t")), ("delete_thread", ("t",)), ("delete_for_runs", ([],)),
+    ("copy_thread", ("a", "b")), ("prune", (["t"],)),
+])
+def test_base_sync_verbs_say_what_to_implement(verb, args):
+    with pytest.raises(NotImplementedError, match=f"must implement {verb}"):
+        getattr(BaseCheckpointSaver(), verb)(*args)
+
+
+async def test_async_twins_default_to_the_sync_verb_in_a_thread():
+    saver = OnlyGetTuple()
+    loaded = await saver.aget_tuple({})
+    assert loaded.checkpoint["thread"] != threading.get_ident()
+    assert (await saver.aget({}))["thread"] != threading.get_ident()
+    with pytest.raises(NotImplementedError, match="must implement put"):
+        await saver.aput({}, {}, {}, {})
+
+
+def test_base_versions_are_integers():
+    saver = BaseCheckpointSaver()
+    assert saver.get_next_version(None) == 1 and saver.get_next_version(41) == 42
+    with pytest.raises(NotImplementedError, match="string versions"):
+        saver.get_next_version("00001.5")
+
+
+def test_with_allowlist_clones_only_when_the_serializer_changes():
+    class Allowing:
+        def __init__(self, allowed=()):
+            self.allowed = tuple(allowed)
+
+        def dumps_typed(self, obj):
+            return "x", b""
+
+        def loads_typed(self, data):
+            return None
+
+        def with_msgpack_allowlist(self, extra):
+            return Allowing(self.allowed + tuple(extra))
+
+    plain = InMemorySaver()
+    assert plain.with_allowlist([("m", "C")]) is plain or plain.serde is not None
+    saver = InMemorySaver(serde=Allowing())
+    clone = saver.with_allowlist([("m", "C")])
+    assert clone is not saver and clone.serde.allowed == (("m", "C"),)
+    assert saver.serde.allowed == () and clone.storage is saver.storage
+
+
+# --- InMemorySaver side by side with LangGraph's -----------------------------------------------
+def normalise(value, names: dict[str, str] | None = None):
+    """Replace checkpoint ids by id0, id1... (first seen first) and version tails by their integer."""
+    names = {} if names is None else names
+    if isinstance(value, str):
+        try:
+            if uuid.UUID(value).version == 6:
+                return names.setdefault(value, f"id{len(names)}")
+        except ValueError:
+            pass
+        head, dot, _ = value.partition(".")
+        return f"v{int(head)}" if dot and head.isdigit() and len(head) == 32 else value
+    if isinstance(value, dict):
+        return {normalise(k, names): "<ts>" if k == "ts" else normalise(v, names)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(normalise(v, names) for v in value) if not hasattr(value, "_fields") \
+            else type(value)(*(normalise(v, names) for v in value))
+    return value
+
+
+def script(saver) -> list:
+    """One saver session: what every call returned, in order."""
+    out = []
+    root = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+
+    def checkpoint(values, versions, seen=None):
+        cp = empty_checkpoint()
+        cp.update(channel_values=values, channel_versions=versions, versions_seen=seen or {},
+                  updated_channels=sorted(values))
+        return cp
+
+    v1 = saver.get_next_version(None, None)
+    cp1 = checkpoint({"__start__": {"x": 1}}, {"__start__": v1})
+    c1 = saver.put(root, cp1, {"source": "input", "step": -1, "parents": {}, "run_id": "r1"},
+                   {"__start__": v1})
+    out.append(c1)
+    saver.put_writes(c1, [("x", 1), ("branch:to:a", None)], "task-b", "~__pregel_pull, b")
+    saver.put_writes(c1, [("x", 2)], "task-a", "~__pregel_pull, a")
+    saver.put_writes(c1, [("x", 99)], "task-a", "~__pregel_pull, a")  # a retry: first wins
+    saver.put_writes(c1, [("__error__", "boom")], "task-c")
+    saver.put_writes(c1, [("__error__", "boom again")], "task-c")  # special: overwritten
+    saver.put_writes(c1, [("__interrupt__", ["ask"]), ("__resume__", "yes")], "task-c")
+    v2 = saver.get_next_version(v1, None)
+    x1 = saver.get_next_version(None, None)
+    cp2 = checkpoint({"x": 2, "__start__": {"x": 1}}, {"__start__": v2, "x": x1},
+                     {"__input__": {}, "a": {"__start__": v1}})
+    c2 = saver.put({**c1, "metadata": {"user": "ann"}}, cp2,
+                   {"source": "loop", "step": 0, "parents": {}, "run_id": "r1"},
+                   {"__start__": v2, "x": x1})  # __start__ has no value now: stored as "empty"
+    out.append(c2)
+    child = {"configurable": {"thread_id": "t1", "checkpoint_ns": "sub:1"}}
+    out.append(saver.put(child, checkpoint({"y": 1}, {"y": x1}),
+                         {"source": "loop", "step": 0, "parents": {"": cp2["id"]}}, {"y": x1}))
+    other = {"configurable": {"thread_id": "t2", "checkpoint_ns": ""}}
+    out.append(saver.put(other, checkpoint({}, {}), {"source": "input", "step": -1}, {}))
+
+    out.append(saver.get_tuple({"configurable": {"thread_id": "t1"}}))
+    out.append(saver.get_tuple(c1))
+    out.append(saver.get_tuple({"configurable": {"thread_id": "t1", "checkpoint_ns": "sub:1"}}))
+    out.append(saver.get_tuple({"configurable": {"thread_id": "nobody"}}))
+    out.append(saver.get_tuple({"configurable": {"thread_id": "t1", "checkpoint_id": "nope"}}))
+    for config, kw in [
+        ({"configurable": {"thread_id": "t1"}}, {}),
+        (root, {}),
+        (None, {}),
+        (None, {"filter": {"source": "input"}}),
+        (root, {"filter": {"run_id": "r1", "step": 0}}),
+        (root, {"filter": {"user": "ann"}}),
+        ({"configurable": {"thread_id": "t1"}}, {"limit": 2}),
+        (root, {"before": c2}),
+        (c1, {}),
+    ]:
+        out.append(list(saver.list(config, **kw)))
+    return out
+
+
+def test_in_memory_saver_returns_what_langgraphs_returns():
+    ours, theirs = script(InMemorySaver()), script(LgInMemorySaver())
+    for step, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert normalise(a) == normalise(b), f"call #{step} differs"
+
+
+def stored(saver) -> dict:
+    """The saver's three tables with every (tag, bytes) decoded and empty namespaces dropped."""
+    load = saver.serde.loads_typed
+    return normalise({
+        "blobs": {k: (v[0], load(v) if v[0] != "empty" else None) for k, v in saver.blobs.items()},
+        "writes": {k: {i: (w[0], w[1], load(w[2]), w[3]) for i, w in ws.items()}
+                   for k, ws in saver.writes.items()},
+        "storage": {(t, ns): {i: (load(s[0]), load(s[1]), s[2]) for i, s in cps.items()}
+                    for t, nss in saver.storage.items() for ns, cps in nss.items() if cps},
+    })
+
+
+def test_in_memory_saver_stores_what_langgraphs_stores():
+    ours, theirs = InMemorySaver(), LgInMemorySaver()
+    script(ours), script(theirs)
+    assert stored(ours) == stored(theirs)
+
+
+def test_version_strings_look_like_langgraphs():
+    ours, theirs = InMemorySaver(), LgInMemorySaver()
+    for current in (None, 1, "00000000000000000000000000000007.0.123"):
+        a, b = ours.get_next_version(current, None), theirs.get_next_version(current, None)
+        assert a.split(".")[0] == b.split(".")[0] and len(a.split(".")[0]) == 32
+    assert ours.get_next_version(None) < ours.get_next_version(ours.get_next_version(None))
+
+
+def test_missing_thread_id_is_a_clear_error():
+    saver = InMemorySaver()
+    with pytest.raises(MissingConfigError, match="thread_id"):
+        saver.get_tuple({"configurable": {}})
+    with pytest.raises(MissingConfigError, match="checkpoint_id"):
+        saver.put_writes({"configurable": {"thread_id": "t"}}, [("x", 1)], "task")
