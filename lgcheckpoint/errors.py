@@ -60,3 +60,7 @@ class MissingConfigError(KeyError):
 
 class UnsafeTypeError(InvalidCheckpointError):
     """A stored value names a type the serializer may not build; the message says how to allow it."""
+
+
+class SaverNotSetUpError(RuntimeError):
+    """A saver's tables do not exist yet: call ``saver.setup()`` once on that database."""

@@ -1,0 +1,191 @@
+"""PostgresSaver: checkpoints in Postgres through psycopg 3 — the saver for many processes at once.
+
+The SQL and the row mapping live in ``sql.py``; this file only opens connections and runs the
+statements, each write verb in one transaction sent in one pipeline (one round trip). Reads use
+the single query of ``sql.SELECT_SQL``. The async twin is ``aio.py``, the same file with ``await``.
+
+    with PostgresSaver.from_conn_string("postgresql://postgres@localhost/postgres") as saver:
+        saver.setup()                       # once per database: creates or migrates the tables
+        graph = builder.compile(checkpointer=saver)
+
+Left out compared with LangGraph: ``ShallowPostgresSaver``, an externally managed ``Pipeline``,
+DeltaChannel history and migrating pre-v4 checkpoints' pending sends. Next: ``postgres/aio.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import Connection
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+)
+from lgcheckpoint.checkpoint.postgres import sql
+from lgcheckpoint.checkpoint.postgres.sql import Statement
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.errors import SaverNotSetUpError
+
+Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
+
+
+class PostgresSaver(BaseCheckpointSaver[str]):
+    """Saves checkpoints, blobs and pending writes in LangGraph's three Postgres tables."""
+
+    def __init__(self, conn: Conn, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        if not isinstance(conn, (Connection, ConnectionPool)):
+            raise TypeError(
+                f"PostgresSaver needs a psycopg Connection or ConnectionPool, got {type(conn).__name__}"
+                " (for asyncio use lgcheckpoint.checkpoint.postgres.aio.AsyncPostgresSaver)"
+            )
+        self.conn = conn
+        # one connection serves one statement at a time; a pool hands each thread its own
+        self.lock = threading.Lock() if isinstance(conn, Connection) else contextlib.nullcontext()
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> Iterator[PostgresSaver]:
+        """Open one autocommit connection for the saver's lifetime, close it afterwards."""
+        with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
+            yield cls(conn, **kwargs)
+
+    def setup(self) -> None:
+        """Create the tables, or run only the migrations this database has not seen yet."""
+        with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(sql.MIGRATIONS[0])
+            last = cur.execute(sql.LAST_MIGRATION).fetchone()
+            for version in range(-1 if last is None else last["v"], len(sql.MIGRATIONS) - 1):
+                cur.execute(sql.MIGRATIONS[version + 1])
+                cur.execute(sql.RECORD_MIGRATION, (version + 1,))
+
+    # --- reading ---------------------------------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint the config names (or its thread's newest), with its pending writes."""
+        rows = self._fetch(sql.select_one(config))
+        return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first; ``filter`` matches metadata by JSONB containment."""
+        statement = sql.select_many(config, filter, before, limit)
+        for row in self._fetch(statement) if statement else ():
+            yield sql.row_to_tuple(row, self.serde)
+
+    # --- writing ---------------------------------------------------------------------------------
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Blobs of changed channels and the checkpoint row, together or not at all."""
+        statements, next_config = sql.put_statements(
+            config, checkpoint, metadata, new_versions, self.serde
+        )
+        self._run(statements)
+        return next_config
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """One task's writes, saved before its step ends so a crash does not lose them."""
+        self._run(sql.put_writes_statements(config, writes, task_id, task_path, self.serde))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Every checkpoint, blob and write of the thread."""
+        self._run(sql.delete_thread_statements(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Checkpoints whose metadata run_id is listed, their writes and blobs nobody else uses."""
+        self._run(sql.delete_for_runs_statements(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """All rows of one thread again under another thread id."""
+        self._run(sql.copy_thread_statements(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """keep_latest: only each namespace's newest checkpoint survives; delete: nothing does."""
+        self._run(sql.prune_statements(thread_ids, strategy))
+
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        """Sortable string versions, as LangGraph's Postgres saver makes them."""
+        return sql.next_version(current)
+
+    # --- connections -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        """A usable autocommit connection, with missing tables reported as 'run setup()'."""
+        with self.lock, _borrow(self.conn) as conn, _explain_errors():
+            if conn.closed:
+                raise psycopg.OperationalError(
+                    "the saver's Postgres connection is closed; create the saver with an open one"
+                )
+            if not conn.autocommit:
+                raise ValueError(
+                    "PostgresSaver needs an autocommit connection: "
+                    "psycopg.connect(uri, autocommit=True) or ConnectionPool(kwargs={'autocommit': True})"
+                )
+            yield conn
+
+    def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
+        """Rows of one query, as dicts."""
+        with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
+            return cur.execute(statement.query, statement.params).fetchall()
+
+    def _run(self, statements: list[Statement]) -> None:
+        """Run write statements in one transaction, pipelined into one round trip."""
+        if not statements:
+            return
+        with self._connection() as conn, conn.pipeline(), conn.transaction():
+            with conn.cursor(binary=True) as cur:
+                for statement in statements:
+                    run = cur.executemany if statement.many else cur.execute
+                    run(statement.query, statement.params)
+
+
+@contextlib.contextmanager
+def _borrow(conn: Conn) -> Iterator[Connection]:
+    """The connection itself, or one lent by the pool for the duration."""
+    if isinstance(conn, ConnectionPool):
+        with conn.connection() as lent:
+            yield lent
+    else:
+        yield conn
+
+
+@contextlib.contextmanager
+def _explain_errors() -> Iterator[None]:
+    """Turn 'relation does not exist' into the fix: run setup() (shared with the async saver)."""
+    try:
+        yield
+    except psycopg.errors.UndefinedTable as exc:
+        raise SaverNotSetUpError(
+            f"the checkpoint tables are missing ({exc.diag.message_primary}); "
+            "call saver.setup() once on this database before using the saver"
+        ) from exc
+
+
+__all__ = ["PostgresSaver", "Conn"]

@@ -1,0 +1,210 @@
+"""AsyncPostgresSaver: ``PostgresSaver`` for asyncio — same statements (``sql.py``), with ``await``.
+
+Takes a psycopg ``AsyncConnection`` (guarded by an ``asyncio.Lock``) or an ``AsyncConnectionPool``.
+The sync verbs also work, from a thread other than the event loop's: they hand the coroutine to
+that loop and wait. Next: ``sqlite/`` for the embedded savers, or ``pregel/loop.py`` for the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+)
+from lgcheckpoint.checkpoint.postgres import _explain_errors, sql
+from lgcheckpoint.checkpoint.postgres.sql import Statement
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+
+AsyncConn = AsyncConnection | AsyncConnectionPool
+
+
+class AsyncPostgresSaver(BaseCheckpointSaver[str]):
+    """The asyncio twin of PostgresSaver: same tables, same rows, native async I/O."""
+
+    def __init__(self, conn: AsyncConn, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
+            raise TypeError(
+                "AsyncPostgresSaver needs a psycopg AsyncConnection or AsyncConnectionPool, got "
+                f"{type(conn).__name__} (for sync code use lgcheckpoint.checkpoint.postgres.PostgresSaver)"
+            )
+        self.conn = conn
+        self.lock = asyncio.Lock() if isinstance(conn, AsyncConnection) else contextlib.nullcontext()
+        try:
+            self.loop = asyncio.get_running_loop()  # where the sync verbs send their work
+        except RuntimeError:
+            raise RuntimeError("create AsyncPostgresSaver inside async code (a running event loop)") from None
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def from_conn_string(cls, conn_string: str, **kwargs: Any) -> AsyncIterator[AsyncPostgresSaver]:
+        """Open one autocommit connection for the saver's lifetime, close it afterwards."""
+        async with await AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=0
+        ) as conn:
+            yield cls(conn, **kwargs)
+
+    async def setup(self) -> None:
+        """Create the tables, or run only the migrations this database has not seen yet."""
+        async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(sql.MIGRATIONS[0])
+            last = await (await cur.execute(sql.LAST_MIGRATION)).fetchone()
+            for version in range(-1 if last is None else last["v"], len(sql.MIGRATIONS) - 1):
+                await cur.execute(sql.MIGRATIONS[version + 1])
+                await cur.execute(sql.RECORD_MIGRATION, (version + 1,))
+
+    # --- reading ---------------------------------------------------------------------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        rows = await self._fetch(sql.select_one(config))
+        return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        statement = sql.select_many(config, filter, before, limit)
+        for row in await self._fetch(statement) if statement else ():
+            yield sql.row_to_tuple(row, self.serde)
+
+    # --- writing ---------------------------------------------------------------------------------
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        statements, next_config = sql.put_statements(
+            config, checkpoint, metadata, new_versions, self.serde
+        )
+        await self._run(statements)
+        return next_config
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._run(sql.put_writes_statements(config, writes, task_id, task_path, self.serde))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._run(sql.delete_thread_statements(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._run(sql.delete_for_runs_statements(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._run(sql.copy_thread_statements(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._run(sql.prune_statements(thread_ids, strategy))
+
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        """Sortable string versions, as LangGraph's Postgres saver makes them."""
+        return sql.next_version(current)
+
+    # --- sync verbs: run the async ones on the saver's event loop ---------------------------------
+    def _wait(self, coro: Any) -> Any:
+        """Run a coroutine on the saver's loop from another thread; refuse on the loop itself."""
+        try:
+            on_loop = asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            coro.close()
+            raise RuntimeError(
+                "synchronous calls to AsyncPostgresSaver would block its own event loop; "
+                "use the async methods (aget_tuple, aput, ...) or PostgresSaver"
+            )
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._wait(self.aget_tuple(config))
+
+    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            return [item async for item in self.alist(config, **kwargs)]
+
+        yield from self._wait(collect())
+
+    def put(self, config, checkpoint, metadata, new_versions) -> RunnableConfig:  # noqa: ANN001
+        return self._wait(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(self, config, writes, task_id, task_path: str = "") -> None:  # noqa: ANN001
+        self._wait(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._wait(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._wait(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._wait(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._wait(self.aprune(thread_ids, strategy=strategy))
+
+    # --- connections -------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection]:
+        """A usable autocommit connection, with missing tables reported as 'run setup()'."""
+        async with self.lock, _borrow(self.conn) as conn:
+            with _explain_errors():
+                if conn.closed:
+                    raise psycopg.OperationalError(
+                        "the saver's Postgres connection is closed; create the saver with an open one"
+                    )
+                if not conn.autocommit:
+                    raise ValueError(
+                        "AsyncPostgresSaver needs an autocommit connection: AsyncConnection.connect("
+                        "uri, autocommit=True) or AsyncConnectionPool(kwargs={'autocommit': True})"
+                    )
+                yield conn
+
+    async def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
+        async with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
+            return await (await cur.execute(statement.query, statement.params)).fetchall()
+
+    async def _run(self, statements: list[Statement]) -> None:
+        """Run write statements in one transaction, pipelined into one round trip."""
+        if not statements:
+            return
+        async with self._connection() as conn, conn.pipeline(), conn.transaction():
+            async with conn.cursor(binary=True) as cur:
+                for statement in statements:
+                    run = cur.executemany if statement.many else cur.execute
+                    await run(statement.query, statement.params)
+
+
+@contextlib.asynccontextmanager
+async def _borrow(conn: AsyncConn) -> AsyncIterator[AsyncConnection]:
+    """The connection itself, or one lent by the pool for the duration."""
+    if isinstance(conn, AsyncConnectionPool):
+        async with conn.connection() as lent:
+            yield lent
+    else:
+        yield conn
+
+
+__all__ = ["AsyncPostgresSaver"]

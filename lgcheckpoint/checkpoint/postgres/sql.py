@@ -1,0 +1,443 @@
+"""Everything the Postgres savers say to the database, and how rows become checkpoints again.
+
+Three tables (LangGraph's layout, so either library opens the other's database):
+
+* ``checkpoints``        one row per checkpoint; the checkpoint and its metadata as JSONB
+* ``checkpoint_blobs``   one row per (thread, namespace, channel, version): a channel's value
+* ``checkpoint_writes``  one row per pending write of a task, keyed by (checkpoint, task, idx)
+
+One difference from LangGraph, on purpose: LangGraph keeps str/int/float/bool values *inline* in the
+checkpoint JSONB, so a big string that never changes is stored again in every checkpoint. We put
+every value in ``checkpoint_blobs`` (keyed by version, so an unchanged channel is stored once) and
+leave ``channel_values`` empty in the JSONB. Both loaders merge inline values with blobs, so each
+library still reads the other's rows.
+
+Each verb is a list of ``Statement`` built here; ``__init__.py`` (sync) and ``aio.py`` (async) only
+run them, so the two front doors differ by ``await`` alone. Next: ``postgres/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from psycopg.types.json import Jsonb
+
+from lgcheckpoint.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.errors import InvalidCheckpointError
+
+
+class Statement(NamedTuple):
+    """One SQL statement with its bound parameters (``many``: params is a list of rows)."""
+
+    query: str
+    params: Any = ()
+    many: bool = False
+
+
+# --- schema ----------------------------------------------------------------------------------
+# Position in this list is the migration's version in ``checkpoint_migrations``. It mirrors
+# LangGraph's list entry by entry, so a database set up by either library counts as set up by both.
+MIGRATIONS = [
+    "CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY);",
+    """CREATE TABLE IF NOT EXISTS checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        parent_checkpoint_id TEXT,
+        type TEXT,
+        checkpoint JSONB NOT NULL,
+        metadata JSONB NOT NULL DEFAULT '{}',
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));""",
+    """CREATE TABLE IF NOT EXISTS checkpoint_blobs (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        channel TEXT NOT NULL,
+        version TEXT NOT NULL,
+        type TEXT NOT NULL,
+        blob BYTEA,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version));""",
+    """CREATE TABLE IF NOT EXISTS checkpoint_writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT,
+        blob BYTEA NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));""",
+    "ALTER TABLE checkpoint_blobs ALTER COLUMN blob DROP NOT NULL;",
+    "SELECT 1;",  # a placeholder LangGraph keeps so later version numbers stay where they were
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoints_thread_id_idx ON checkpoints(thread_id);",
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoint_blobs_thread_id_idx "
+    "ON checkpoint_blobs(thread_id);",
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoint_writes_thread_id_idx "
+    "ON checkpoint_writes(thread_id);",
+    "ALTER TABLE checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT '';",
+]
+LAST_MIGRATION = "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1"
+RECORD_MIGRATION = "INSERT INTO checkpoint_migrations (v) VALUES (%s)"
+
+# --- reading: one query brings a checkpoint, its channel values and its pending writes ----------
+# Values: for every (channel, version) the checkpoint names, the blob stored under that version.
+# Writes: sorted as the loop applies them (task_path, task_id, idx), in byte order like Python.
+# convert_to(), not ::bytea, turns text into bytes: a cast would read backslashes as escapes.
+SELECT_SQL = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+    (SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+       FROM jsonb_each_text(checkpoint -> 'channel_versions') AS cv
+       JOIN checkpoint_blobs bl
+         ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
+        AND bl.channel = cv.key AND bl.version = cv.value
+    ) AS blobs,
+    (SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.channel, 'UTF8'),
+                            convert_to(cw.type, 'UTF8'), cw.blob]
+                      ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx)
+       FROM checkpoint_writes cw
+      WHERE cw.thread_id = checkpoints.thread_id AND cw.checkpoint_ns = checkpoints.checkpoint_ns
+        AND cw.checkpoint_id = checkpoints.checkpoint_id
+    ) AS writes
+FROM checkpoints """
+
+# --- writing -----------------------------------------------------------------------------------
+# a blob under an existing version is the same value: keep the first copy
+UPSERT_BLOBS_SQL = """
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"""
+
+UPSERT_CHECKPOINT_SQL = """
+INSERT INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
+
+# A checkpoint whose parent LangGraph wrote may inherit an unchanged str/int/... channel that
+# LangGraph kept inline there and never put in a blob: copy such values into our row's JSONB.
+# (On our own threads the parent's channel_values is empty and this does nothing.)
+ADOPT_INLINE_SQL = """
+UPDATE checkpoints c SET checkpoint = jsonb_set(c.checkpoint, '{channel_values}', inherited.vals)
+FROM (SELECT coalesce(jsonb_object_agg(pv.key, pv.value), '{}') AS vals
+        FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
+       WHERE p.thread_id = %(thread)s AND p.checkpoint_ns = %(ns)s AND p.checkpoint_id = %(parent)s
+         AND %(versions)s::jsonb ->> pv.key = p.checkpoint -> 'channel_versions' ->> pv.key
+         AND NOT (pv.key = ANY(%(new)s))
+    ) AS inherited
+WHERE c.thread_id = %(thread)s AND c.checkpoint_ns = %(ns)s AND c.checkpoint_id = %(id)s
+  AND inherited.vals <> '{}'"""
+
+# a task's ordinary writes are final once saved; special ones (error, interrupt...) may be redone
+INSERT_WRITES_SQL = """
+INSERT INTO checkpoint_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"""
+UPSERT_WRITES_SQL = INSERT_WRITES_SQL.replace(
+    "DO NOTHING", "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+)
+
+# --- housekeeping ------------------------------------------------------------------------------
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+COPY_THREAD_SQL = (
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                type, checkpoint, metadata)
+       SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+       FROM checkpoints WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
+    """INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       SELECT %(dst)s, checkpoint_ns, channel, version, type, blob
+       FROM checkpoint_blobs WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
+    """INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,
+                                      idx, channel, type, blob)
+       SELECT %(dst)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
+       FROM checkpoint_writes WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
+)
+
+# One statement, so every part sees the same snapshot of the thread: drop the run's checkpoints,
+# their writes, the parent links that pointed at them, and blobs no remaining checkpoint names.
+DELETE_FOR_RUNS_SQL = """
+WITH dropped AS (
+    DELETE FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%(runs)s)
+    RETURNING thread_id, checkpoint_ns, checkpoint_id
+), dropped_writes AS (
+    DELETE FROM checkpoint_writes w USING dropped d
+    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id) = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
+), orphans AS (
+    UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM dropped d
+    WHERE (c.thread_id, c.checkpoint_ns, c.parent_checkpoint_id)
+          = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
+      AND (c.metadata ->> 'run_id' = ANY(%(runs)s)) IS NOT TRUE
+)
+DELETE FROM checkpoint_blobs b
+WHERE b.thread_id IN (SELECT thread_id FROM dropped) AND NOT EXISTS (
+    SELECT 1 FROM checkpoints c
+    WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
+      AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version
+      AND (c.metadata ->> 'run_id' = ANY(%(runs)s)) IS NOT TRUE)"""
+
+# Keep the newest checkpoint of each (thread, namespace) with its writes and the blobs it names;
+# drop the rest. One statement, one snapshot: a checkpoint saved meanwhile is neither seen nor lost.
+PRUNE_KEEP_LATEST_SQL = """
+WITH heads AS (
+    SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, checkpoint
+    FROM checkpoints WHERE thread_id = ANY(%(threads)s)
+    ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+), dropped AS (
+    DELETE FROM checkpoints c WHERE c.thread_id = ANY(%(threads)s) AND NOT EXISTS (
+        SELECT 1 FROM heads h WHERE (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
+                                    = (c.thread_id, c.checkpoint_ns, c.checkpoint_id))
+    RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
+), dropped_writes AS (
+    DELETE FROM checkpoint_writes w USING dropped d
+    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id) = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
+), orphans AS (
+    UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM heads h
+    WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id) = (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
+)
+DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXISTS (
+    SELECT 1 FROM heads h WHERE h.thread_id = b.thread_id AND h.checkpoint_ns = b.checkpoint_ns
+                            AND h.checkpoint -> 'channel_versions' ->> b.channel = b.version)"""
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+# --- statements for each verb --------------------------------------------------------------------
+def address(config: RunnableConfig) -> tuple[str, str]:
+    """(thread_id, checkpoint_ns) of a config, with a clear error when the thread is missing."""
+    configurable = (config or {}).get("configurable") or {}
+    if configurable.get("thread_id") is None:
+        raise ValueError(
+            "config['configurable']['thread_id'] is required, e.g. "
+            "{'configurable': {'thread_id': 'my-thread'}}"
+        )
+    return str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or "")
+
+
+def select_one(config: RunnableConfig) -> Statement:
+    """The checkpoint a config names, or the newest of its thread and namespace."""
+    thread_id, ns = address(config)
+    if checkpoint_id := get_checkpoint_id(config):
+        return Statement(
+            SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+            (thread_id, ns, checkpoint_id),
+        )
+    return Statement(
+        SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        (thread_id, ns),
+    )
+
+
+def select_many(
+    config: RunnableConfig | None,
+    filter: dict[str, Any] | None,
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> Statement | None:
+    """Newest first; None when the filter cannot match anything (so nothing needs to run)."""
+    wheres: list[str] = []
+    params: list[Any] = []
+    if config is not None:
+        thread_id, _ = address(config)
+        wheres.append("thread_id = %s")
+        params.append(thread_id)
+        if (ns := config["configurable"].get("checkpoint_ns")) is not None:
+            wheres.append("checkpoint_ns = %s")
+            params.append(str(ns))
+        if checkpoint_id := get_checkpoint_id(config):
+            wheres.append("checkpoint_id = %s")
+            params.append(checkpoint_id)
+    if filter:
+        # the filter travels as one bound JSON value: its keys never become SQL text
+        if not isinstance(filter, dict):
+            raise TypeError(f"filter must be a dict of metadata key -> value, got {filter!r}")
+        text = to_json(filter, "filter")
+        if "\\u0000" in text:
+            return None  # stored metadata never holds NUL, so such a filter matches nothing
+        wheres.append("metadata @> %s::jsonb")
+        params.append(text)
+    if before is not None and (before_id := get_checkpoint_id(before)):
+        wheres.append("checkpoint_id < %s")
+        params.append(before_id)
+    query = SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")
+    query += " ORDER BY checkpoint_id DESC"
+    if limit is not None:
+        if int(limit) < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        query += " LIMIT %s"
+        params.append(int(limit))
+    return Statement(query, tuple(params))
+
+
+def put_statements(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+    serde: SerializerProtocol,
+) -> tuple[list[Statement], RunnableConfig]:
+    """Blobs of the channels that changed, then the checkpoint row that names them."""
+    thread_id, ns = address(config)
+    parent_id = get_checkpoint_id(config)
+    values = checkpoint["channel_values"]
+    # every changed channel gets a blob; a channel that changed to "no value" gets an 'empty' marker
+    blobs = [
+        (thread_id, ns, channel, str(version),
+         *(serde.dumps_typed(values[channel]) if channel in values else ("empty", None)))
+        for channel, version in new_versions.items()
+    ]
+    row = {**checkpoint, "channel_values": {}}  # values live in checkpoint_blobs only
+    statements = [
+        Statement(UPSERT_BLOBS_SQL, blobs, many=True),
+        Statement(UPSERT_CHECKPOINT_SQL, (
+            thread_id, ns, checkpoint["id"], parent_id,
+            Jsonb(row, dumps=lambda obj: to_json(obj, "checkpoint")),
+            Jsonb(get_checkpoint_metadata(config, metadata),
+                  dumps=lambda obj: to_json(obj, "metadata")),
+        )),
+    ]
+    if not blobs:
+        statements.pop(0)  # nothing changed: only the checkpoint row
+    if parent_id:
+        versions = {k: str(v) for k, v in checkpoint["channel_versions"].items()}
+        statements.append(Statement(ADOPT_INLINE_SQL, {
+            "thread": thread_id, "ns": ns, "parent": parent_id, "id": checkpoint["id"],
+            "versions": json.dumps(versions), "new": list(new_versions),
+        }))
+    next_config = {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+    return statements, next_config
+
+
+def put_writes_statements(
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+    serde: SerializerProtocol,
+) -> list[Statement]:
+    """One row per write; special channels take their fixed negative index so a retry overwrites."""
+    thread_id, ns = address(config)
+    checkpoint_id = get_checkpoint_id(config)
+    if not checkpoint_id:
+        raise ValueError("put_writes needs the config that put() returned (it names checkpoint_id)")
+    rows = [
+        (thread_id, ns, checkpoint_id, str(task_id), task_path,
+         WRITES_IDX_MAP.get(channel, idx), channel, *serde.dumps_typed(value))
+        for idx, (channel, value) in enumerate(writes)
+    ]
+    if not rows:
+        return []
+    special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
+    return [Statement(UPSERT_WRITES_SQL if special else INSERT_WRITES_SQL, rows, many=True)]
+
+
+def delete_thread_statements(thread_id: str) -> list[Statement]:
+    """Every row of the thread, in all namespaces, from all three tables."""
+    return [Statement(f"DELETE FROM {t} WHERE thread_id = %s", (str(thread_id),)) for t in TABLES]
+
+
+def delete_for_runs_statements(run_ids: Sequence[str]) -> list[Statement]:
+    """The checkpoints whose metadata run_id is listed, with their writes and unshared blobs."""
+    if isinstance(run_ids, str):
+        raise TypeError("run_ids must be a list of run ids, not a single str")
+    runs = [str(r) for r in run_ids]
+    return [Statement(DELETE_FOR_RUNS_SQL, {"runs": runs})] if runs else []
+
+
+def copy_thread_statements(source_thread_id: str, target_thread_id: str) -> list[Statement]:
+    """Same rows under a new thread id; checkpoint ids (and so their order) are kept."""
+    params = {"src": str(source_thread_id), "dst": str(target_thread_id)}
+    return [Statement(query, params) for query in COPY_THREAD_SQL]
+
+
+def prune_statements(thread_ids: Sequence[str], strategy: str) -> list[Statement]:
+    """keep_latest: one statement over one snapshot; delete: the threads' rows from every table."""
+    if isinstance(thread_ids, str):
+        raise TypeError("thread_ids must be a list of thread ids, not a single str")
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+    threads = [str(t) for t in thread_ids]
+    if not threads:
+        return []
+    if strategy == "delete":
+        return [Statement(f"DELETE FROM {t} WHERE thread_id = ANY(%s)", (threads,)) for t in TABLES]
+    return [Statement(PRUNE_KEEP_LATEST_SQL, {"threads": threads})]
+
+
+# --- rows back into checkpoints --------------------------------------------------------------------
+def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTuple:
+    """A ``SELECT_SQL`` row as a CheckpointTuple: inline values (LangGraph's rows) plus blobs."""
+    thread_id, ns, checkpoint_id = row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]
+    where = f"thread {thread_id!r}, namespace {ns!r}, checkpoint {checkpoint_id!r}"
+    checkpoint = row["checkpoint"]
+    values = dict(checkpoint.get("channel_values") or {})
+    for channel, type_tag, blob in row["blobs"] or ():
+        if type_tag != b"empty":
+            values[channel.decode()] = decode(serde, type_tag, blob, f"channel {channel.decode()!r} of {where}")
+    writes = [
+        (task_id.decode(), channel.decode(),
+         decode(serde, type_tag, blob, f"write to {channel.decode()!r} by task {task_id.decode()!r} of {where}"))
+        for task_id, channel, type_tag, blob in row["writes"] or ()
+    ]
+    parent_id = row["parent_checkpoint_id"]
+    return CheckpointTuple(
+        config=make_config(thread_id, ns, checkpoint_id),
+        checkpoint={**checkpoint, "channel_values": values},
+        metadata=row["metadata"],
+        parent_config=make_config(thread_id, ns, parent_id) if parent_id else None,
+        pending_writes=writes,
+    )
+
+
+def make_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config that points at one stored checkpoint."""
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+def decode(serde: SerializerProtocol, type_tag: bytes | None, blob: bytes | None, what: str) -> Any:
+    """Deserialize one stored value; a row that cannot be read names itself in the error."""
+    try:
+        return serde.loads_typed(((type_tag or b"").decode(), blob if blob is not None else b""))
+    except InvalidCheckpointError:
+        raise  # the serializer already says what is wrong (e.g. a type not allow-listed)
+    except Exception as exc:  # noqa: BLE001 - any failure here means the stored bytes are bad
+        raise InvalidCheckpointError(
+            f"cannot decode the stored {what} (type {type_tag!r}): {exc}"
+        ) from exc
+
+
+def to_json(obj: Any, what: str) -> str:
+    """JSON for a JSONB column, refusing what Postgres cannot store with a message that says so."""
+    try:
+        text = json.dumps(obj)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"the {what} must be JSON-serializable to be stored in Postgres: {exc}") from exc
+    if "\\u0000" in text and what != "filter":
+        raise ValueError(f"the {what} contains a NUL character, which Postgres JSONB cannot store")
+    return text
+
+
+def next_version(current: str | int | float | None) -> str:
+    """``<32-digit counter>.<16-char random>``: sorts as text, and two writers never collide."""
+    if current is None:
+        counter = 0
+    elif isinstance(current, (int, float)):
+        counter = int(current)
+    else:
+        counter = int(current.split(".")[0])
+    return f"{counter + 1:032}.{random.random():016}"
