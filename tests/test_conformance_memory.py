@@ -2,7 +2,7 @@
 
 import pytest
 
-from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from tests.conformance_helpers import run_conformance
 
@@ -30,3 +30,129 @@ async def test_harness_rejects_a_saver_missing_a_capability():
 
     with pytest.raises(AssertionError, match="prune: no implementation"):
         await run_conformance("incomplete", factory)
+
+
+# --- beyond the public suite: the storage layout and the housekeeping rules -------------------
+def put_chain(saver, thread_id="t", ns="", n=3, run_id="r"):
+    """n checkpoints, each the child of the previous; channel "a" changes every step, "b" never."""
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    configs, a = [], None
+    for step in range(n):
+        a = saver.get_next_version(a)
+        cp = empty_checkpoint()
+        versions = {"a": a, "b": "00000000000000000000000000000001.0.5"}
+        cp.update(channel_values={"a": step, "b": "same"}, channel_versions=versions)
+        new = versions if step == 0 else {"a": a}
+        config = saver.put(config, cp, {"source": "loop", "step": step, "run_id": f"{run_id}{step}"}, new)
+        saver.put_writes(config, [("a", step + 1)], f"task{step}")
+        configs.append(config)
+    return configs
+
+
+def test_an_unchanged_channel_is_stored_once():
+    saver = InMemorySaver()
+    put_chain(saver, n=4)
+    assert sorted(ch for (_, _, ch, _) in saver.blobs) == ["a"] * 4 + ["b"]
+    assert all(t.checkpoint["channel_values"]["b"] == "same" for t in saver.list(None))
+
+
+def test_a_channel_without_a_value_is_stored_as_empty_and_not_loaded():
+    saver = InMemorySaver()
+    cp = empty_checkpoint()
+    cp["channel_versions"] = {"gone": 2}
+    saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, cp, {}, {"gone": 2})
+    assert saver.blobs[("t", "", "gone", 2)] == ("empty", b"")
+    assert saver.get_tuple({"configurable": {"thread_id": "t"}}).checkpoint["channel_values"] == {}
+
+
+def test_the_saved_checkpoint_is_a_copy():
+    saver = InMemorySaver()
+    cp = empty_checkpoint()
+    cp.update(channel_values={"a": [1]}, channel_versions={"a": 1})
+    saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, cp, {}, {"a": 1})
+    cp["channel_values"]["a"].append(2)
+    cp["channel_versions"]["a"] = 2
+    loaded = saver.get_tuple({"configurable": {"thread_id": "t"}}).checkpoint
+    assert loaded["channel_values"] == {"a": [1]} and loaded["channel_versions"] == {"a": 1}
+    assert "channel_values" in cp  # the caller's dict is left whole
+
+
+def test_latest_follows_the_largest_id_even_when_put_out_of_order():
+    saver = InMemorySaver()
+    early, late = empty_checkpoint(), empty_checkpoint()
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    saver.put(base, late, {}, {})
+    saver.put(base, early, {}, {})
+    assert saver.get_tuple(base).checkpoint["id"] == late["id"]
+    assert [t.checkpoint["id"] for t in saver.list(base)] == [late["id"], early["id"]]
+
+
+def test_prune_keep_latest_drops_old_writes_and_blobs_and_orphans_the_survivor():
+    saver = InMemorySaver()
+    configs = put_chain(saver, n=3)
+    saver.prune(["t"])
+    (kept,) = saver.list(None)
+    assert kept.config == configs[-1] and kept.parent_config is None
+    assert kept.checkpoint["channel_values"] == {"a": 2, "b": "same"}
+    assert kept.pending_writes == [("task2", "a", 3)]
+    assert len(saver.writes) == 1 and len(saver.blobs) == 2  # latest "a" and the shared "b"
+
+
+def test_prune_refuses_a_string_and_an_unknown_strategy():
+    saver = InMemorySaver()
+    with pytest.raises(TypeError, match=r"prune\(\['t'\]\)"):
+        saver.prune("t")
+    with pytest.raises(ValueError, match="keep_latest"):
+        saver.prune(["t"], strategy="oldest")
+
+
+def test_prune_delete_and_delete_thread_leave_nothing_behind():
+    saver = InMemorySaver()
+    put_chain(saver, "t1", n=2), put_chain(saver, "t1", "sub:1", n=2), put_chain(saver, "t2", n=1)
+    saver.prune(["t1"], strategy="delete")
+    saver.delete_thread("t2")
+    assert not saver.storage and not saver.writes and not saver.blobs
+    assert saver.get_tuple({"configurable": {"thread_id": "t1"}}) is None
+
+
+def test_delete_for_runs_removes_checkpoints_writes_and_unused_blobs():
+    saver = InMemorySaver()
+    configs = put_chain(saver, n=3)
+    saver.delete_for_runs(["r1"])
+    assert [t.config for t in saver.list(None)] == [configs[2], configs[0]]
+    assert saver.get_tuple(configs[2]).parent_config is None  # its parent r1 is gone
+    assert ("t", "", configs[1]["configurable"]["checkpoint_id"]) not in saver.writes
+    assert len(saver.blobs) == 3  # "a" of steps 0 and 2, and "b"
+
+
+def test_copy_thread_copies_every_namespace_write_and_blob():
+    saver = InMemorySaver()
+    put_chain(saver, "src", n=2), put_chain(saver, "src", "sub:1", n=1)
+    saver.copy_thread("src", "dst")
+
+    def view(thread_id):
+        return [(t.config["configurable"]["checkpoint_ns"], t.checkpoint, t.metadata,
+                 t.pending_writes, t.parent_config and t.parent_config["configurable"]["checkpoint_id"])
+                for t in saver.list({"configurable": {"thread_id": thread_id}})]
+
+    assert view("dst") == view("src") and len(view("dst")) == 3
+    saver.delete_thread("src")
+    assert len(view("dst")) == 3 and all(k[0] == "dst" for k in saver.blobs)
+
+
+def test_list_without_namespace_walks_all_namespaces_and_with_it_only_one():
+    saver = InMemorySaver()
+    put_chain(saver, ns="", n=2), put_chain(saver, ns="sub:1", n=1)
+    assert len(list(saver.list({"configurable": {"thread_id": "t"}}))) == 3
+    assert len(list(saver.list({"configurable": {"thread_id": "t", "checkpoint_ns": "sub:1"}}))) == 1
+    assert len(list(saver.list({"configurable": {"thread_id": "t"}}, limit=0))) == 0
+
+
+async def test_async_verbs_and_async_context_manager():
+    saver = InMemorySaver()
+    async with saver:
+        (config,) = put_chain(saver, n=1)
+        assert (await saver.aget_tuple(config)).config == config
+        assert [t.config async for t in saver.alist(None)] == [config]
+        await saver.aprune(["t"], strategy="delete")
+        assert await saver.aget(config) is None
