@@ -78,6 +78,7 @@ class Run:
 
     def _touch(self, graph: Any, config: Any) -> None:
         thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        thread = None if thread is None else str(thread)  # savers key threads by str (42 -> "42")
         if thread is not None and (graph, thread) not in self._touched:
             self._touched.append((graph, thread))
 

@@ -295,7 +295,7 @@ def stream_modes(lib: Run):
     g.add_edge("a", "b")
     graph = g.compile(checkpointer=lib.saver())
     for i, mode in enumerate(["values", "updates", "debug", "checkpoints", "tasks", "custom"]):
-        lib.stream(graph, {"trail": [mode]}, thread(i), stream_mode=mode)
+        lib.stream(graph, {"trail": [mode]}, thread(f"t{i}"), stream_mode=mode)
     lib.stream(graph, {"trail": ["many"]}, thread("many"), stream_mode=["values", "updates", "custom", "tasks"])
 
 
@@ -326,7 +326,7 @@ def two_writes_to_last_value(lib: Run):
 def int_thread_id(lib: Run):
     graph = two_step_graph(lib)
     lib.invoke(graph, {"trail": []}, thread(42))
-    lib.get_state(graph, thread(42))
+    lib.get_state(graph, thread("42"))  # stored under the string
 
 
 @scenario
