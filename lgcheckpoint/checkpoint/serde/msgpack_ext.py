@@ -1,0 +1,297 @@
+"""How Python objects that msgpack does not know travel as msgpack *extension types*.
+
+Each object becomes ``Ext(code, packb((module, name, data, ...)))``: the code says how to rebuild it,
+(module, name) says what to rebuild. The codes, payload shapes and the order in which encoders are
+tried are LangGraph's, so both libraries write identical bytes. Decoding asks an ``Allowlist``
+before it imports or calls anything. Next: jsonplus.py (type tags around these bytes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import pathlib
+import re
+import sys
+from collections import deque
+from datetime import date, datetime, time, timedelta, timezone
+from enum import Enum
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
+from typing import Any, Callable
+from uuid import UUID
+from zoneinfo import ZoneInfo
+
+import ormsgpack
+
+from lgcheckpoint.checkpoint.serde.allowlist import LANGGRAPH_TYPES, SAFE_METHODS, Allowlist, wire_name
+from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
+from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+
+EXT_CONSTRUCTOR_SINGLE_ARG = 0
+EXT_CONSTRUCTOR_POS_ARGS = 1
+EXT_CONSTRUCTOR_KW_ARGS = 2
+EXT_METHOD_SINGLE_ARG = 3
+EXT_PYDANTIC_V1 = 4
+EXT_PYDANTIC_V2 = 5
+EXT_NUMPY_ARRAY = 6
+EXT_DELTA_SNAPSHOT = 7
+
+EXT_CODES: dict[int, str] = {
+    EXT_CONSTRUCTOR_SINGLE_ARG: "(module, name, arg)            -> cls(arg)",
+    EXT_CONSTRUCTOR_POS_ARGS: "(module, name, args)           -> cls(*args)",
+    EXT_CONSTRUCTOR_KW_ARGS: "(module, name, kwargs)         -> cls(**kwargs)",
+    EXT_METHOD_SINGLE_ARG: "(module, name, arg, method)    -> cls.method(arg)",
+    EXT_PYDANTIC_V1: "(module, name, fields)         -> pydantic v1 model",
+    EXT_PYDANTIC_V2: "(module, name, fields, method) -> pydantic v2 model",
+    EXT_NUMPY_ARRAY: "(dtype, shape, order, buffer)  -> numpy.ndarray",
+    EXT_DELTA_SNAPSHOT: "value                          -> DeltaSnapshot(value)",
+}
+
+# LangGraph's options: non-str dict keys allowed; dataclass/datetime/enum/uuid go to our encoders
+PACK_OPTIONS = (
+    ormsgpack.OPT_NON_STR_KEYS
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+    | ormsgpack.OPT_REPLACE_SURROGATES
+)
+
+
+def pack(value: Any) -> bytes:
+    """msgpack bytes of any value, with extension types for what msgpack does not know."""
+    return ormsgpack.packb(value, default=encode_ext, option=PACK_OPTIONS)
+
+
+# --- encoding: the first matching rule wins; the order is LangGraph's ------------------------
+
+
+def named(obj: Any, *rest: Any) -> tuple:
+    """The payload (module, name, ...) for an object of a named class."""
+    return (*wire_name(type(obj)), *rest)
+
+
+def has(method: str) -> Callable[[Any], bool]:
+    """Duck-typing test used by LangGraph: the object has a callable `method`."""
+    return lambda obj: callable(getattr(obj, method, None))
+
+
+def looks_like_send(obj: Any) -> bool:
+    """LangGraph's SendProtocol: a hashable object with `node` and `arg`."""
+    return hasattr(obj, "node") and hasattr(obj, "arg") and type(obj).__hash__ is not None
+
+
+def is_langgraph_record(obj: Any) -> bool:
+    """One of our runtime types that LangGraph stores as a dataclass (e.g. Interrupt)."""
+    return wire_name(type(obj)) == ("langgraph.types", type(obj).__name__) and bool(
+        LANGGRAPH_TYPES.get(type(obj).__name__)
+    )
+
+
+def encode_send(obj: Any) -> tuple[int, tuple]:
+    timeout = getattr(obj, "timeout", None)
+    args = (obj.node, obj.arg) if timeout is None else (obj.node, obj.arg, timeout)
+    return EXT_CONSTRUCTOR_POS_ARGS, named(obj, args)
+
+
+def encode_langgraph_record(obj: Any) -> tuple[int, tuple]:
+    fields = LANGGRAPH_TYPES[type(obj).__name__] or {}
+    return EXT_CONSTRUCTOR_KW_ARGS, named(obj, {f: getattr(obj, f, d) for f, d in fields.items()})
+
+
+def encode_dataclass(obj: Any) -> tuple[int, tuple]:
+    fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}  # shallow, no deepcopy
+    return EXT_CONSTRUCTOR_KW_ARGS, named(obj, fields)
+
+
+def encode_time(obj: time) -> tuple[int, tuple]:
+    parts = ("hour", "minute", "second", "microsecond", "tzinfo", "fold")
+    return EXT_CONSTRUCTOR_KW_ARGS, named(obj, {p: getattr(obj, p) for p in parts})
+
+
+def is_numpy_array(obj: Any) -> bool:
+    np = sys.modules.get("numpy")  # only if the program already uses numpy
+    return np is not None and isinstance(obj, np.ndarray)
+
+
+def encode_numpy(obj: Any) -> tuple[int, tuple]:
+    order = "F" if obj.flags.f_contiguous and not obj.flags.c_contiguous else "C"
+    buffer = memoryview(obj) if obj.flags.c_contiguous else obj.tobytes(order="A")
+    return EXT_NUMPY_ARRAY, (obj.dtype.str, obj.shape, order, buffer)
+
+
+def encode_opaque(obj: Opaque) -> tuple[int, tuple]:
+    """Write an uninspected value back exactly as it was read."""
+    default = EXT_CONSTRUCTOR_KW_ARGS if isinstance(obj.data, dict) else EXT_CONSTRUCTOR_SINGLE_ARG
+    code = default if obj.ext_code is None else obj.ext_code
+    extra = {EXT_METHOD_SINGLE_ARG: ("fromisoformat",), EXT_PYDANTIC_V2: ("model_validate_json",)}
+    return code, (obj.module, obj.name, obj.data, *extra.get(code, ()))
+
+
+ENCODERS: list[tuple[Any, Callable[[Any], tuple[int, Any]]]] = [
+    # (type or predicate, obj -> (ext code, payload))
+    (Opaque, encode_opaque),
+    (DeltaSnapshot, lambda o: (EXT_DELTA_SNAPSHOT, o.value)),
+    (has("model_dump"), lambda o: (EXT_PYDANTIC_V2, named(o, o.model_dump(), "model_validate_json"))),
+    (has("get_secret_value"), lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, o.get_secret_value()))),
+    (has("dict"), lambda o: (EXT_PYDANTIC_V1, named(o, o.dict()))),
+    (has("_asdict"), lambda o: (EXT_CONSTRUCTOR_KW_ARGS, named(o, o._asdict()))),  # NamedTuple
+    (pathlib.Path, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, o.parts))),
+    (re.Pattern, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, ("re", "compile", (o.pattern, o.flags)))),
+    (UUID, lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, o.hex))),
+    (decimal.Decimal, lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, str(o)))),
+    ((set, frozenset, deque), lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, tuple(o)))),
+    (
+        (IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network),
+        lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, str(o))),
+    ),
+    (datetime, lambda o: (EXT_METHOD_SINGLE_ARG, named(o, o.isoformat(), "fromisoformat"))),
+    (timedelta, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, (o.days, o.seconds, o.microseconds)))),
+    (date, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, (o.year, o.month, o.day)))),
+    (time, encode_time),
+    (timezone, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, o.__getinitargs__()))),
+    (ZoneInfo, lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, o.key))),
+    (Enum, lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, o.value))),
+    (looks_like_send, encode_send),
+    (is_langgraph_record, encode_langgraph_record),
+    (dataclasses.is_dataclass, encode_dataclass),
+    (is_numpy_array, encode_numpy),
+]
+
+
+def encode_ext(obj: Any) -> Any:
+    """ormsgpack's `default` hook: turn an unknown object into an extension type."""
+    for test, encode in ENCODERS:
+        if isinstance(obj, test) if isinstance(test, (type, tuple)) else test(obj):
+            code, payload = encode(obj)
+            if code == EXT_NUMPY_ARRAY and isinstance(payload[3], memoryview):
+                with payload[3]:  # release the view of the array once packed
+                    return ormsgpack.Ext(code, pack(payload))
+            return ormsgpack.Ext(code, pack(payload))
+    if isinstance(obj, BaseException):
+        return repr(obj)  # errors are stored as text, as LangGraph does
+    raise TypeError(f"Object of type {type(obj).__name__} is not serializable")
+
+
+# --- decoding: look up the builder for the code, ask the allow-list, then build -------------
+
+
+def build_single(cls: Any, data: Any) -> Any:
+    return cls(data)
+
+
+def build_positional(cls: Any, args: Any) -> Any:
+    return cls(*args)
+
+
+def build_keywords(cls: Any, kwargs: Any) -> Any:
+    return cls(**kwargs)
+
+
+def build_pydantic_v1(cls: Any, fields: Any) -> Any:
+    try:
+        return cls(**fields)
+    except Exception:  # the model changed since it was stored: keep the data unvalidated
+        return cls.construct(**fields)
+
+
+def build_pydantic_v2(cls: Any, fields: Any) -> Any:
+    try:
+        return cls(**fields)
+    except Exception:  # the model changed since it was stored: keep the data unvalidated
+        return cls.model_construct(**fields)
+
+
+BUILDERS: dict[int, Callable[[Any, Any], Any]] = {
+    EXT_CONSTRUCTOR_SINGLE_ARG: build_single,
+    EXT_CONSTRUCTOR_POS_ARGS: build_positional,
+    EXT_CONSTRUCTOR_KW_ARGS: build_keywords,
+    EXT_PYDANTIC_V1: build_pydantic_v1,
+    EXT_PYDANTIC_V2: build_pydantic_v2,
+}
+
+
+class ExtDecoder:
+    """One unpacking: the ext hook plus the first error it met (ormsgpack hides hook errors)."""
+
+    def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
+        self.allowlist, self.inspect = allowlist, inspect
+        self.error: Exception | None = None
+
+    def unpack(self, payload: bytes) -> Any:
+        """Decode msgpack bytes; any failure becomes an InvalidCheckpointError (or subclass)."""
+        try:
+            return ormsgpack.unpackb(payload, ext_hook=self.hook, option=ormsgpack.OPT_NON_STR_KEYS)
+        except Exception as exc:
+            if self.error is not None:
+                raise self.error from None
+            raise InvalidCheckpointError(f"stored msgpack data is corrupt: {exc}") from None
+
+    def hook(self, code: int, payload: bytes) -> Any:
+        try:
+            return self.decode(code, payload)
+        except Exception as exc:  # remember the first (innermost) error; ormsgpack drops it
+            if self.error is None:
+                self.error = exc if isinstance(exc, InvalidCheckpointError) else InvalidCheckpointError(
+                    f"cannot rebuild a stored value (extension code {code}): {type(exc).__name__}: {exc}"
+                )
+            raise
+
+    def decode(self, code: int, payload: bytes) -> Any:
+        if code == EXT_DELTA_SNAPSHOT:
+            return DeltaSnapshot(self.unpack(payload))
+        if code == EXT_NUMPY_ARRAY:
+            return self.decode_numpy(self.unpack(payload))
+        stored = self.unpack(payload)
+        if not (isinstance(stored, list) and len(stored) >= 3 and code in (*BUILDERS, EXT_METHOD_SINGLE_ARG)):
+            raise InvalidCheckpointError(f"malformed extension payload (code {code}): {stored!r:.200}")
+        module, name, data = stored[0], stored[1], stored[2]
+        try:
+            if code == EXT_METHOD_SINGLE_ARG:
+                return self.call_method(module, name, data, stored[3] if len(stored) > 3 else None)
+            return self.build(code, module, name, data)
+        except Exception as exc:
+            if self.inspect:  # a viewer gets an inert record of whatever could not be built
+                return Opaque(str(module), str(name), data, code)
+            if isinstance(exc, InvalidCheckpointError):  # includes UnsafeTypeError: refused
+                raise
+            # an allowed type refused its stored arguments (tampered or from an older version)
+            raise InvalidCheckpointError(f"cannot rebuild {module}.{name} from {data!r:.200}: {exc}") from None
+
+    def build(self, code: int, module: str, name: str, data: Any) -> Any:
+        cls = self.allowlist.resolve(module, name)
+        if module == "langgraph.types":
+            return build_langgraph_type(cls, name, data)
+        return BUILDERS[code](cls, data)
+
+    def call_method(self, module: str, name: str, arg: Any, method: Any) -> Any:
+        if (module, name, method) not in SAFE_METHODS:
+            raise UnsafeTypeError(f"Refused to call {module}.{name}.{method}() from a checkpoint; "
+                                  f"only {sorted(SAFE_METHODS)} may be called.")
+        return getattr(self.allowlist.resolve(module, name), method)(arg)
+
+    def decode_numpy(self, stored: Any) -> Any:
+        try:
+            import numpy as np
+        except ImportError:
+            if self.inspect:
+                return Opaque("numpy", "ndarray", stored, EXT_NUMPY_ARRAY)
+            raise InvalidCheckpointError("a stored value is a numpy array: pip install numpy to read it") from None
+        dtype, shape, order, buffer = stored
+        return np.frombuffer(buffer, dtype=np.dtype(dtype)).reshape(shape, order=order)
+
+
+def build_langgraph_type(cls: Any, name: str, data: Any) -> Any:
+    """Build our runtime type from LangGraph's stored shape; fields we do not implement are dropped."""
+    if name == "Send":
+        return cls(data[0], data[1])  # a third argument (LangGraph's timeout) is not supported
+    if isinstance(data, dict):
+        accepted = _parameters(cls)
+        return cls(**{k: v for k, v in data.items() if k in accepted})
+    return cls(*data)
+
+
+def _parameters(cls: Any) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(cls).parameters)
