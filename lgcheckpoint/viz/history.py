@@ -312,7 +312,7 @@ def name_tasks(steps: list[Step], tuples: list[Any], by_key: dict[str, Step], gr
                 name = "(no task)"
             elif tw.task_id in names:
                 name = names[tw.task_id]
-            elif len(candidates) == 1 and len([x for x in s.tasks if x.task_id != NULL_TASK_ID]) == 1:
+            elif len(set(candidates)) == 1:  # one node could have run (maybe as several Sends)
                 name = candidates[0]
             else:
                 name = f"task {i + 1}"

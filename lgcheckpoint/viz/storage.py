@@ -1,0 +1,193 @@
+"""StorageView: a thread's checkpoints as the saver actually stored them.
+
+The other viewers read the public API; this one looks underneath (duck-typed): InMemorySaver's
+``storage`` / ``writes`` / ``blobs`` dicts, SqliteSaver's ``checkpoints`` and ``writes`` tables (every
+value inside each checkpoint row), PostgresSaver's ``checkpoints`` / ``checkpoint_blobs`` /
+``checkpoint_writes`` (a channel value is stored once per version and shared by every checkpoint
+that still points at that version). It counts the bytes per checkpoint and the blobs shared.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, NamedTuple
+
+from lgcheckpoint.viz.history import History, load_history, version_number
+
+SQL_TABLES = {"sqlite": ["checkpoints", "writes"],
+              "postgres": ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]}
+
+
+class CheckpointBytes(NamedTuple):
+    """What one checkpoint costs in storage."""
+
+    key: str
+    step: int
+    checkpoint: int  # the checkpoint row (with its metadata)
+    writes: int  # its pending writes
+    blobs_new: int  # channel values stored for the first time by this checkpoint
+    blobs_shared: int  # channel values it points to that an earlier checkpoint stored
+    blob_bytes: int  # bytes of the new blobs
+
+
+def saver_kind(saver: Any) -> str:
+    """memory / sqlite / postgres, from what the saver holds."""
+    conn = getattr(saver, "conn", None)
+    if conn is not None:
+        module = type(conn).__module__
+        if module.startswith("sqlite3"):
+            return "sqlite"
+        if module.startswith("psycopg"):
+            return "postgres"
+        raise TypeError(f"StorageView reads sync savers only; got a {type(conn).__name__} connection")
+    if all(hasattr(saver, a) for a in ("storage", "writes", "blobs")):
+        return "memory"
+    raise TypeError(f"StorageView does not know how {type(saver).__name__} stores checkpoints")
+
+
+def size(value: Any) -> int:
+    """Bytes of a stored value (JSONB columns: the length of their JSON text)."""
+    if value is None:
+        return 0
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return len(value)
+    if isinstance(value, str):
+        return len(value.encode())
+    return len(json.dumps(value, default=str).encode())
+
+
+def memory_rows(saver: Any, thread_id: str) -> dict[str, list[dict]]:
+    """The three dicts of an in-memory saver, as rows (typed values are (type tag, bytes))."""
+    rows: dict[str, list[dict]] = {"storage": [], "writes": [], "blobs": []}
+    for ns, by_id in saver.storage.get(thread_id, {}).items():
+        for cid, stored in by_id.items():
+            (ctype, cbytes), (_, mbytes), parent = stored[0], stored[1], stored[2]
+            rows["storage"].append(dict(checkpoint_ns=ns, checkpoint_id=cid,
+                                        parent_checkpoint_id=parent, type=ctype,
+                                        checkpoint=cbytes, metadata=mbytes))
+    for (thread, ns, cid), writes in saver.writes.items():
+        if thread == thread_id:
+            for (task_id, idx), w in writes.items():
+                rows["writes"].append(dict(checkpoint_ns=ns, checkpoint_id=cid, task_id=task_id,
+                                           idx=idx, channel=w[1], type=w[2][0], value=w[2][1]))
+    for key, typed in saver.blobs.items():
+        if key[0] == thread_id:
+            rows["blobs"].append(dict(checkpoint_ns=key[1], channel=key[2], version=key[3],
+                                      type=typed[0], blob=typed[1]))
+    return rows
+
+
+def sql_rows(saver: Any, kind: str, thread_id: str) -> dict[str, list[dict]]:
+    """Every row of the thread in each table, as dicts."""
+    conn, mark = saver.conn, ("?" if kind == "sqlite" else "%s")
+    rows = {}
+    pooled = "Pool" in type(conn).__name__  # psycopg_pool: borrow a connection
+    with (conn.connection() if pooled else _same(conn)) as c:
+        for table in SQL_TABLES[kind]:
+            cur = c.cursor()
+            cur.execute(f"SELECT * FROM {table} WHERE thread_id = {mark}", (thread_id,))
+            names = [d[0] for d in cur.description]
+            rows[table] = [r if isinstance(r, dict) else dict(zip(names, r)) for r in cur.fetchall()]
+    return rows
+
+
+class _same:
+    """A context manager that yields the connection it was given."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        return self.conn
+
+    def __exit__(self, *exc):
+        return False
+
+
+class StorageView:
+    """Rows as stored, bytes per checkpoint, and blobs shared instead of stored again."""
+
+    def __init__(self, saver: Any, config: dict):
+        saver = getattr(saver, "checkpointer", saver)
+        self.kind = saver_kind(saver)
+        self.history: History = load_history(saver, config)
+        tid = self.history.thread_id
+        self.tables = memory_rows(saver, tid) if self.kind == "memory" else sql_rows(saver, self.kind, tid)
+        self.per_checkpoint = self.count_bytes()
+
+    def count_bytes(self) -> list[CheckpointBytes]:
+        """Walk checkpoints oldest first; a blob is new the first time a checkpoint points at it."""
+        ns = self.history.ns
+        ckpt_table = "storage" if self.kind == "memory" else "checkpoints"
+        writes_table = {"memory": "writes", "sqlite": "writes", "postgres": "checkpoint_writes"}[self.kind]
+        blob_table = {"memory": "blobs", "postgres": "checkpoint_blobs"}.get(self.kind)
+        rows = {r["checkpoint_id"]: r for r in self.tables[ckpt_table] if r["checkpoint_ns"] == ns}
+        blobs = {(b["channel"], version_number(b["version"])): size(b["blob"])
+                 for b in self.tables.get(blob_table, []) if b["checkpoint_ns"] == ns}
+        stored_before: set[tuple[str, int]] = set()
+        out = []
+        for step in self.history.steps:
+            row = rows.get(step.checkpoint_id, {})
+            writes = sum(size(w.get("value", w.get("blob"))) for w in self.tables[writes_table]
+                         if w["checkpoint_id"] == step.checkpoint_id and w["checkpoint_ns"] == ns)
+            refs = {k for k in step.channel_versions.items() if k in blobs}
+            new = refs - stored_before
+            stored_before |= refs
+            out.append(CheckpointBytes(step.key, step.step, size(row.get("checkpoint")) + size(row.get("metadata")),
+                                       writes, len(new), len(refs - new), sum(blobs[k] for k in new)))
+        return out
+
+    @property
+    def blobs_shared(self) -> int:
+        return sum(c.blobs_shared for c in self.per_checkpoint)
+
+    def __repr__(self) -> str:
+        total = sum(c.checkpoint + c.writes + c.blob_bytes for c in self.per_checkpoint)
+        counts = ", ".join(f"{t}={len(r)}" for t, r in self.tables.items())
+        return (f"StorageView({self.kind}: {counts}; {total} bytes; "
+                f"{self.blobs_shared} blob references shared)")
+
+    def summary_html(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in ("checkpoint", "step", "checkpoint bytes",
+                                                 "writes bytes", "blobs new", "blobs shared", "blob bytes"))
+        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in c) + "</tr>" for c in self.per_checkpoint)
+        note = ("<p>SQLite keeps every channel value inside each checkpoint row: nothing is shared.</p>"
+                if self.kind == "sqlite" else
+                f"<p>{self.blobs_shared} blob references point at values stored by an earlier checkpoint.</p>")
+        return f'<table class="lgc-storage">{head}{body}</table>{note}'
+
+    def table_html(self, table: str, limit: int = 50) -> str:
+        keys = {s.checkpoint_id: s.key for s in self.history.steps}
+        rows = self.tables[table][:limit]
+        if not rows:
+            return f"<p>{table}: no rows</p>"
+        cols = list(rows[0])
+        cells = lambda r: "".join(f"<td>{html.escape(cell_text(r[c], keys))}</td>" for c in cols)  # noqa: E731
+        body = "".join(f"<tr>{cells(r)}</tr>" for r in rows)
+        more = f"<p>… {len(self.tables[table]) - limit} more rows</p>" if len(self.tables[table]) > limit else ""
+        return (f"<p><b>{table}</b> ({len(self.tables[table])} rows)</p><table><tr>"
+                + "".join(f"<th>{c}</th>" for c in cols) + f"</tr>{body}</table>{more}")
+
+    def _repr_html_(self) -> str:
+        return (f"<div class='lgc-storage-view'><b>{self.kind} saver</b>{self.summary_html()}"
+                + "".join(self.table_html(t) for t in self.tables) + "</div>")
+
+    def widget(self):
+        import ipywidgets as w
+
+        pick = w.Dropdown(options=["bytes per checkpoint", *self.tables])
+        out = w.HTML(self.summary_html())
+        pick.observe(lambda ch: setattr(out, "value", self.summary_html() if ch["new"] not in self.tables
+                                        else self.table_html(ch["new"])), names="value")
+        return w.VBox([pick, out])
+
+
+def cell_text(value: Any, keys: dict[str, str]) -> str:
+    """Checkpoint ids get their cN name beside them; bytes show their size, not their content."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, str) and value in keys:
+        return f"{keys[value]} ({value[:8]}…)"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
