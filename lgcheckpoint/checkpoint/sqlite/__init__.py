@@ -53,12 +53,12 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         if self.is_setup:
             return
         with self._translated():
-            self.conn.executescript(sql.SETUP_SCRIPT)
             try:
+                self.conn.executescript(sql.SETUP_SCRIPT)
                 self.conn.execute(sql.ADD_TASK_PATH)
                 self.conn.commit()
             except sqlite3.OperationalError as exc:
-                if "duplicate column" not in str(exc) and "readonly" not in str(exc):
+                if not sql.setup_done_anyway(exc):
                     raise
         self.is_setup = True
 

@@ -61,12 +61,12 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         async with self._translated():
             if not self.conn._thread.is_alive() and self.conn._running:
                 await self.conn  # a connection made with aiosqlite.connect() but never awaited
-            await self.conn.executescript(sql.SETUP_SCRIPT)
             try:
+                await self.conn.executescript(sql.SETUP_SCRIPT)
                 await self.conn.execute(sql.ADD_TASK_PATH)
                 await self.conn.commit()
             except sqlite3.OperationalError as exc:
-                if "duplicate column" not in str(exc) and "readonly" not in str(exc):
+                if not sql.setup_done_anyway(exc):
                     raise
         self.is_setup = True
 

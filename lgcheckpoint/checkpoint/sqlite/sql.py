@@ -66,6 +66,11 @@ CREATE TABLE IF NOT EXISTS writes (
 ADD_TASK_PATH = "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''"
 
 
+def setup_done_anyway(exc: sqlite3.OperationalError) -> bool:
+    """The column already exists, or the file is read-only: reads go ahead, writes will say why."""
+    return "duplicate column" in str(exc) or "readonly" in str(exc)
+
+
 class Query(NamedTuple):
     """One statement with its bound parameters (``many``: params is a list of rows)."""
 
@@ -143,6 +148,8 @@ def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
     """
     if not isinstance(key, str):
         raise TypeError(f"metadata filter keys must be strings, got {key!r}")
+    if "\x00" in key:  # SQLite's JSON functions cut a key at NUL, so it could match another key
+        raise ValueError(f"metadata filter key {key!r} contains a NUL character; remove it")
     entry = "SELECT 1 FROM json_each(CAST(metadata AS TEXT)) WHERE key = ?"
     if value is None:  # like LangGraph: a missing key counts as None
         return f"NOT EXISTS ({entry} AND type != 'null')", [key]
@@ -337,10 +344,13 @@ def next_version(current: str | int | None) -> str:
     return f"{counter + 1:032}.{random.random():016}"
 
 
+_AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
+
+
 def explain(exc: Exception) -> Exception:
     """Turn a driver error into one that says what went wrong and what to do."""
     text = str(exc)
-    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text or text == "Connection closed":
+    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text or text in _AIOSQLITE_CLOSED:
         return RuntimeError("the saver's SQLite connection is closed: use the saver inside its "
                             "`with ...from_conn_string(...)` block, or pass an open connection")
     if "no such table" in text:

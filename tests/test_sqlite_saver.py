@@ -1,0 +1,398 @@
+"""SqliteSaver / AsyncSqliteSaver beyond the conformance suite: LangGraph interop on one file,
+threads and processes, filter-key injection, and the errors a user meets."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import sqlite3
+import subprocess
+import sys
+import threading
+from typing import Annotated, TypedDict
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver as LGSqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
+from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
+from lgcheckpoint.errors import InvalidCheckpointError
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def cfg(thread_id: str = "t", ns: str = "", checkpoint_id: str | None = None) -> dict:
+    conf = {"thread_id": thread_id, "checkpoint_ns": ns}
+    if checkpoint_id:
+        conf["checkpoint_id"] = checkpoint_id
+    return {"configurable": conf}
+
+
+def make_checkpoint(**values) -> dict:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = values
+    checkpoint["channel_versions"] = {k: sql.next_version(None) for k in values}
+    return checkpoint
+
+
+def put_chain(saver, thread_id: str = "t", ns: str = "", n: int = 3, **meta) -> list[dict]:
+    """n checkpoints in a row, each the parent of the next; returns their configs."""
+    saved, parent = [], cfg(thread_id, ns)
+    for step in range(n):
+        parent = saver.put(parent, make_checkpoint(step=step), {"source": "loop", "step": step, **meta}, {})
+        saved.append(parent)
+    return saved
+
+
+def count(path: str, table: str = "checkpoints") -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+class State(TypedDict):
+    n: int
+    log: Annotated[list[str], operator.add]
+
+
+def langgraph_graph():
+    """A small graph with a fan-out (several writes per step) and a subgraph (a second namespace)."""
+    inner = StateGraph(State)
+    inner.add_node("inner", lambda s: {"log": ["inner"]})
+    inner.add_edge(START, "inner")
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1, "log": ["a"]})
+    g.add_node("b", lambda s: {"n": s["n"] * 2, "log": ["b"]})
+    g.add_node("c", lambda s: {"log": ["c"]})
+    g.add_node("sub", inner.compile())
+    for edge in [(START, "a"), ("a", "b"), ("a", "c"), ("b", "sub"), ("sub", END)]:
+        g.add_edge(*edge)
+    return g
+
+
+# --- interop with LangGraph's SqliteSaver on one file --------------------------------------------
+def test_reads_a_thread_langgraph_wrote(sqlite_path):
+    with LGSqliteSaver.from_conn_string(sqlite_path) as lg:
+        graph = langgraph_graph().compile(checkpointer=lg, interrupt_before=["sub"])
+        for thread in ("t1", "t2"):
+            graph.invoke({"n": 1, "log": []}, cfg(thread))
+        graph.invoke(None, cfg("t1"))  # resume past the interrupt: subgraph checkpoints appear
+        theirs = list(lg.list(None))
+        their_latest = lg.get_tuple(cfg("t1"))
+        their_filtered = list(lg.list(cfg("t1"), filter={"source": "loop", "step": 1}))
+    with SqliteSaver.from_conn_string(sqlite_path) as ours:
+        mine = list(ours.list(None))
+        assert [tuple(t) for t in mine] == [tuple(t) for t in theirs]
+        assert len({t.config["configurable"]["checkpoint_ns"] for t in mine}) == 2
+        assert any(t.pending_writes for t in mine) and any(t.parent_config for t in mine)
+        assert tuple(ours.get_tuple(cfg("t1"))) == tuple(their_latest)
+        for t in theirs:  # every checkpoint by its id, with the caller's config echoed back
+            assert tuple(ours.get_tuple(t.config)) == tuple(t)
+        assert [tuple(t) for t in ours.list(cfg("t1"), filter={"source": "loop", "step": 1})] == [
+            tuple(t) for t in their_filtered]
+        # and we can continue their thread: our versions sort after theirs
+        latest = their_latest.checkpoint["channel_versions"]["n"]
+        assert ours.get_next_version(latest, None) > latest
+
+
+def test_langgraph_reads_what_we_wrote(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as ours:
+        first, second = put_chain(ours, "t1", n=2, run_id="r1")
+        ours.put_writes(first, [("n", 5), ("log", ["x"])], "task-b", "~__pregel_pull, b")
+        ours.put_writes(first, [("n", 6)], "task-a", "~__pregel_pull, a")
+        ours.put_writes(first, [("__interrupt__", {"value": "ask"})], "task-a", "~__pregel_pull, a")
+        ours.put_writes(first, [("__interrupt__", {"value": "again"})], "task-a", "~__pregel_pull, a")
+        put_chain(ours, "t2", ns="sub:1", n=1, score=0.5)
+        mine = list(ours.list(None))
+        configs = [t.config for t in mine] + [cfg("t1"), cfg("t2", "sub:1")]
+        my_gets = [ours.get_tuple(c) for c in configs]
+    with LGSqliteSaver.from_conn_string(sqlite_path) as lg:
+        assert [tuple(t) for t in lg.list(None)] == [tuple(t) for t in mine]
+        assert [tuple(lg.get_tuple(c)) for c in configs] == [tuple(t) for t in my_gets]
+        writes = lg.get_tuple(first).pending_writes
+        assert [w[1:] for w in writes] == [  # by (task_path, task_id, idx); the special write replaced
+            ("__interrupt__", {"value": "again"}), ("n", 6), ("n", 5), ("log", ["x"])]
+        assert [t.metadata["run_id"] for t in lg.list(None, filter={"run_id": "r1"})] == ["r1", "r1"]
+
+
+def test_opens_a_file_from_before_task_path(sqlite_path):
+    with sqlite3.connect(sqlite_path) as conn:  # LangGraph's older writes table, without task_path
+        conn.execute("CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL "
+                     "DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER "
+                     "NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY "
+                     "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx))")
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        saver.setup()
+        saver.setup()  # idempotent
+        (saved,) = put_chain(saver, n=1)
+        saver.put_writes(saved, [("n", 1)], "task", "path")
+        assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)]
+
+
+# --- threads and processes -----------------------------------------------------------------------
+def test_eight_threads_write_at_once(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        errors: list[BaseException] = []
+
+        def worker(i: int) -> None:
+            try:
+                for saved in put_chain(saver, f"thread-{i}", n=20):
+                    saver.put_writes(saved, [("n", i), ("log", [i])], f"task-{i}")
+                    assert saver.get_tuple(saved) is not None
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors and not any(t.is_alive() for t in threads)
+        assert count(sqlite_path) == 160 and count(sqlite_path, "writes") == 320
+        assert all(len(t.pending_writes) == 2 for t in saver.list(None))
+
+
+async def test_sync_saver_async_verbs_share_the_lock(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        configs = await asyncio.gather(*[
+            saver.aput(cfg(f"t{i}"), make_checkpoint(i=i), {"step": i}, {}) for i in range(16)])
+        await asyncio.gather(*[saver.aput_writes(c, [("i", 1)], "task") for c in configs])
+        assert len([t async for t in saver.alist(None)]) == 16
+        assert (await saver.aget_tuple(configs[3])).checkpoint["channel_values"] == {"i": 3}
+
+
+WRITER = """
+import sys
+from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+    parent = {"configurable": {"thread_id": sys.argv[2], "checkpoint_ns": ""}}
+    for step in range(150):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"blob": "x" * 20_000}
+        parent = saver.put(parent, checkpoint, {"step": step}, {})
+        saver.put_writes(parent, [("n", i) for i in range(20)], "task")
+"""
+
+
+def test_two_processes_on_one_file_wait_instead_of_failing(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        saver.setup()  # WAL is switched on once, before the race
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, sqlite_path, f"p{i}"],
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    assert count(sqlite_path) == 300 and count(sqlite_path, "writes") == 6000
+
+
+# --- filter keys are data, never SQL -------------------------------------------------------------
+ATTACKS = [
+    "x') OR '1'='1",
+    "x')) OR 1=1 --",
+    "source') = 'loop' UNION SELECT 'evil', '', 'forged', NULL, 'msgpack', X'80', '{}' --",
+    'a"b', "a'b", "a.b", "a[0]", "$", "$.source", "a\\b", "ключ 🔑",
+]
+NUL_KEYS = ["a\x00b", "source\x00"]  # SQLite's JSON functions cut keys at NUL: refused up front
+
+
+@pytest.mark.parametrize("key", ATTACKS)
+def test_attack_keys_match_nothing_and_run_nothing(sqlite_path, key):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "victim", n=3)
+        assert list(saver.list(None, filter={key: "1"})) == []
+        assert list(saver.list(None, filter={key: "loop", "source": "loop"})) == []
+        assert count(sqlite_path) == 3  # nothing forged, nothing dropped
+
+
+@pytest.mark.parametrize("key", ATTACKS)
+def test_odd_keys_filter_like_plain_ones(sqlite_path, key):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "a", n=2, **{key: "yes"})
+        put_chain(saver, "b", n=2, **{key: "no"})
+        found = list(saver.list(None, filter={key: "yes"}))
+        assert [t.config["configurable"]["thread_id"] for t in found] == ["a", "a"]
+        assert {t.metadata[key] for t in found} == {"yes"}
+
+
+@pytest.mark.parametrize("key", NUL_KEYS)
+def test_nul_in_a_filter_key_is_refused_before_any_sql(sqlite_path, key):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "victim", n=1)
+        with pytest.raises(ValueError, match="NUL"):
+            list(saver.list(None, filter={key: "loop"}))
+
+
+def test_filter_values_compare_by_json_type(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        for i, value in enumerate([1, True, "1", 1.5, None, {"k": [1, 2]}, [1, "a"]]):
+            put_chain(saver, f"t{i}", n=1, v=value)
+        put_chain(saver, "missing", n=1)
+
+        def threads(value):
+            return sorted(t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"v": value}))
+
+        assert threads(1) == ["t0"] and threads(True) == ["t1"] and threads("1") == ["t2"]
+        assert threads(1.5) == ["t3"] and threads({"k": [1, 2]}) == ["t5"] and threads([1, "a"]) == ["t6"]
+        assert threads(None) == ["missing", "t4"]  # like LangGraph: a missing key counts as None
+        with pytest.raises(TypeError, match="cannot compare"):
+            list(saver.list(None, filter={"v": object()}))
+
+
+# --- list -----------------------------------------------------------------------------------------
+def test_list_pages_and_lets_the_caller_write_meanwhile(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        ids = [c["configurable"]["checkpoint_id"] for c in put_chain(saver, n=sql.PAGE_SIZE * 2 + 5)]
+        assert [t.checkpoint["id"] for t in saver.list(cfg())] == ids[::-1]
+        assert len(list(saver.list(None, limit=sql.PAGE_SIZE + 1))) == sql.PAGE_SIZE + 1
+        assert len(list(saver.list(cfg(), before=cfg(checkpoint_id=ids[10])))) == 10
+        for t in saver.list(cfg(), limit=3):  # LangGraph's saver deadlocks here (lock held while yielding)
+            saver.put_writes(t.config, [("seen", True)], "reader")
+        assert saver.get_tuple(cfg()).pending_writes == [("reader", "seen", True)]
+
+
+# --- errors a user meets -------------------------------------------------------------------------
+def test_closed_connection_says_so(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, n=1)
+    with pytest.raises(RuntimeError, match="connection is closed"):
+        saver.get_tuple(cfg())
+
+
+def test_missing_tables_when_setup_was_skipped(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        saver.is_setup = True
+        with pytest.raises(RuntimeError, match=r"no such table.*call saver.setup\(\)"):
+            saver.get_tuple(cfg())
+
+
+def test_read_only_file_reads_but_refuses_writes(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        (saved,) = put_chain(saver, n=1)
+    conn = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    assert saver.get_tuple(cfg()).config == saved
+    with pytest.raises(PermissionError, match="read-only"):
+        saver.put(cfg(), make_checkpoint(), {}, {})
+    conn.close()
+    empty = sqlite3.connect(f"file:{sqlite_path}.empty?mode=rwc", uri=True)
+    empty.close()
+    with pytest.raises(RuntimeError, match="tables are missing"):
+        SqliteSaver(sqlite3.connect(f"file:{sqlite_path}.empty?mode=ro", uri=True)).get_tuple(cfg())
+
+
+@pytest.mark.parametrize("column, garbage", [("checkpoint", b"\xc1\xc1 not msgpack"),
+                                             ("checkpoint", b"\x01"), ("metadata", b"{oops")])
+def test_corrupt_row_raises_invalid_checkpoint(sqlite_path, column, garbage):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        (saved,) = put_chain(saver, "bad", n=1)
+        saver.conn.execute(f"UPDATE checkpoints SET {column} = ?", (garbage,))
+        saver.conn.commit()
+        with pytest.raises(InvalidCheckpointError, match="'bad'"):
+            saver.get_tuple(saved)
+        with pytest.raises(InvalidCheckpointError):
+            list(saver.list(None))
+
+
+def test_corrupt_write_and_corrupt_metadata_under_a_filter(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        (saved,) = put_chain(saver, "bad", n=1)
+        saver.put_writes(saved, [("n", 1)], "task")
+        saver.conn.execute("UPDATE writes SET value = X'C1'")
+        saver.conn.commit()
+        with pytest.raises(InvalidCheckpointError, match="write task/n"):
+            saver.get_tuple(saved)
+        saver.conn.execute("UPDATE checkpoints SET metadata = '{oops'")
+        saver.conn.commit()
+        with pytest.raises(InvalidCheckpointError, match="not valid JSON"):
+            list(saver.list(None, filter={"step": 0}))
+
+
+def test_bad_input_writes_nothing(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        with pytest.raises(ValueError, match="thread_id"):
+            saver.put({"configurable": {}}, make_checkpoint(), {}, {})
+        with pytest.raises(TypeError, match="JSON-serialisable"):
+            saver.put(cfg(), make_checkpoint(), {"when": object()}, {})
+        with pytest.raises(TypeError):
+            saver.put(cfg(), make_checkpoint(x=object()), {}, {})
+        (saved,) = put_chain(saver, n=1)
+        with pytest.raises(TypeError):
+            saver.put_writes(saved, [("ok", 1), ("bad", object())], "task")
+        with pytest.raises(ValueError, match="checkpoint_id"):
+            saver.put_writes(cfg(), [("ok", 1)], "task")
+        assert count(sqlite_path) == 1 and count(sqlite_path, "writes") == 0
+        with pytest.raises(TypeError, match="not a single string"):
+            saver.prune("t")
+        with pytest.raises(ValueError, match="unknown prune strategy"):
+            saver.prune(["t"], strategy="oldest")
+        with pytest.raises(ValueError, match="limit"):
+            list(saver.list(None, limit=-1))
+
+
+def test_a_failed_transaction_leaves_nothing(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "keep", n=3)
+        bad = [*sql.prune(["keep"], "keep_latest")[:2], sql.Query("SELECT * FROM no_such_table")]
+        with pytest.raises(RuntimeError, match="no such table"):
+            saver._write(bad)
+        assert count(sqlite_path) == 3
+
+
+def test_prune_keep_latest_drops_parents_and_old_writes(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        saved = put_chain(saver, n=3)
+        for c in saved:
+            saver.put_writes(c, [("n", 1)], "task")
+        saver.prune(["t"])
+        (kept,) = saver.list(None)
+        assert kept.config == saved[-1] and kept.parent_config is None and len(kept.pending_writes) == 1
+        assert count(sqlite_path, "writes") == 1
+
+
+# --- the async saver -----------------------------------------------------------------------------
+async def test_async_saver_sync_verbs_from_threads_only(sqlite_path):
+    async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
+        saved = await saver.aput(cfg(), make_checkpoint(n=1), {"step": 0}, {})
+        with pytest.raises(asyncio.InvalidStateError, match="use the async ones"):
+            saver.get_tuple(cfg())
+        found = await asyncio.to_thread(saver.get_tuple, cfg())
+        assert found.config == saved and found.checkpoint["channel_values"] == {"n": 1}
+        await asyncio.to_thread(saver.put_writes, saved, [("n", 2)], "task")
+        assert len(await asyncio.to_thread(lambda: list(saver.list(None)))) == 1
+        assert (await saver.aget_tuple(saved)).pending_writes == [("task", "n", 2)]
+
+
+async def test_async_saver_matches_sync_saver_on_the_same_file(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as sync_saver:
+        put_chain(sync_saver, n=3, run_id="r")
+        expected = [tuple(t) for t in sync_saver.list(None)]
+    async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
+        assert [tuple(t) async for t in saver.alist(None)] == expected
+        await asyncio.gather(*[saver.aput(cfg(f"c{i}"), make_checkpoint(), {}, {}) for i in range(10)])
+        await saver.adelete_for_runs(["r"])
+        assert len([t async for t in saver.alist(None)]) == 10
+
+
+async def test_async_saver_errors(sqlite_path):
+    with pytest.raises(RuntimeError, match="inside a running event loop"):
+        await asyncio.to_thread(AsyncSqliteSaver, None)
+    async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
+        pass
+    with pytest.raises(RuntimeError, match="connection is closed"):
+        await saver.aget_tuple(cfg())
+
+
+async def test_async_saver_accepts_an_unstarted_connection(sqlite_path):
+    import aiosqlite
+
+    conn = aiosqlite.connect(sqlite_path)
+    saver = AsyncSqliteSaver(conn)
+    await saver.aput(cfg(), make_checkpoint(), {}, {})
+    assert await saver.aget_tuple(cfg()) is not None
+    await conn.close()
+
+
+def test_memory_database(tmp_path):
+    with SqliteSaver.from_conn_string(":memory:") as saver:
+        put_chain(saver, n=2)
+        assert len(list(saver.list(cfg()))) == 2
