@@ -71,6 +71,14 @@ def address(config: RunnableConfig) -> Address:
     return configurable["thread_id"], configurable.get("checkpoint_ns", "")
 
 
+def add_id(ids: list[str], checkpoint_id: str) -> None:
+    """Keep ids sorted; a run makes them in increasing order, so this is nearly always an append."""
+    if not ids or ids[-1] < checkpoint_id:
+        ids.append(checkpoint_id)
+    else:
+        bisect.insort(ids, checkpoint_id)
+
+
 def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {
         "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
@@ -88,7 +96,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         self.blobs: dict[tuple[str, str, str, str | int | float], Typed] = {}
         # each namespace's checkpoint ids in order: the latest is ids[-1], no scan needed
         self._ids: dict[Address, list[str]] = defaultdict(list)
-        self._lock = threading.RLock()  # sync tasks may put_writes from several threads
+        self._lock = threading.Lock()  # sync tasks may put_writes from several threads
 
     def __enter__(self) -> InMemorySaver:
         return self
@@ -121,7 +129,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     self.serde.dumps_typed(values[channel]) if channel in values else EMPTY)
             checkpoints = self.storage[thread_id][ns]
             if checkpoint["id"] not in checkpoints:
-                bisect.insort(self._ids[(thread_id, ns)], checkpoint["id"])
+                add_id(self._ids[(thread_id, ns)], checkpoint["id"])
             checkpoints[checkpoint["id"]] = StoredCheckpoint(
                 self.serde.dumps_typed(saved),
                 self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
@@ -241,11 +249,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     def delete_thread(self, thread_id: str) -> None:
         """Forget every checkpoint, write and blob of a thread, in every namespace."""
         with self._lock:
-            for ns in self.storage.pop(thread_id, {}):
-                self._ids.pop((thread_id, ns), None)
-            for table in (self.writes, self.blobs):
-                for key in [k for k in table if k[0] == thread_id]:
-                    del table[key]
+            self._delete_thread(thread_id)
+
+    def _delete_thread(self, thread_id: str) -> None:
+        for ns in self.storage.pop(thread_id, {}):
+            self._ids.pop((thread_id, ns), None)
+        for table in (self.writes, self.blobs):
+            for key in [k for k in table if k[0] == thread_id]:
+                del table[key]
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints written by these runs (metadata run_id), with their writes."""
@@ -270,7 +281,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                         saved = saved._replace(metadata=self.serde.dumps_typed(metadata))
                     target = self.storage[target_thread_id][ns]
                     if checkpoint_id not in target:
-                        bisect.insort(self._ids[(target_thread_id, ns)], checkpoint_id)
+                        add_id(self._ids[(target_thread_id, ns)], checkpoint_id)
                     target[checkpoint_id] = saved
             for (thread_id, ns, checkpoint_id), writes in list(self.writes.items()):
                 if thread_id == source_thread_id:
@@ -289,7 +300,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for thread_id in thread_ids:
                 if strategy == "delete":
-                    self.delete_thread(thread_id)
+                    self._delete_thread(thread_id)
                     continue
                 for ns in list(self.storage.get(thread_id, {})):
                     self._drop(thread_id, ns, self._ids[(thread_id, ns)][:-1])
