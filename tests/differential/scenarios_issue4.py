@@ -4,6 +4,8 @@ subgraphs. Same contract as ``scenarios_issue3.py``: ``scenario(lib)`` drives re
 
 from __future__ import annotations
 
+import time
+
 from tests.differential.harness import Run, registry
 from tests.differential.scenarios_issue3 import Trail, thread, visit
 
@@ -27,3 +29,249 @@ def interrupt_then_resume(lib: Run):
     lib.invoke(graph, {"trail": []}, cfg)
     lib.get_state(graph, cfg)
     lib.invoke(graph, lib.Command(resume="ada"), cfg)
+
+
+@scenario
+def two_interrupts_in_one_node(lib: Run):
+    def form(state):
+        lib.count("form")
+        first = lib.interrupt("first name?")
+        last = lib.interrupt("last name?")  # answers are matched to interrupts by position
+        return {"trail": [f"{first} {last}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("form", form)
+    g.add_edge(lib.START, "form")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="Ada"), cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume="Lovelace"), cfg)
+
+
+@scenario
+def parallel_interrupts_resumed_by_id(lib: Run):
+    def asker(name):
+        def node(state):
+            lib.count(name)
+            return {"trail": [f"{name}={lib.interrupt(f'{name}?')}"]}
+
+        return node
+
+    g = lib.StateGraph(Trail)
+    for name in ["x", "y"]:
+        g.add_node(name, asker(name))
+        g.add_edge(lib.START, name)
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates")
+    pending = lib.get_state(graph, cfg).interrupts
+    lib.invoke(graph, lib.Command(resume={i.id: f"answer to {i.value}" for i in pending}), cfg)
+
+
+def three_step_graph(lib: Run, **compile_kw):
+    g = lib.StateGraph(Trail)
+    for name in "abc":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    return g.compile(checkpointer=lib.saver(), **compile_kw)
+
+
+@scenario
+def interrupt_before_after_at_compile(lib: Run):
+    graph = three_step_graph(lib, interrupt_before=["b"], interrupt_after=["b"])
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)  # stops before b
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # runs b, stops after it
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # runs c to the end
+
+
+@scenario
+def interrupt_before_after_per_call(lib: Run):
+    graph = three_step_graph(lib)
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, interrupt_after=["a"], stream_mode="updates")
+    lib.invoke(graph, None, cfg, interrupt_before=["c"])
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)
+
+
+@scenario
+def command_goto_and_update(lib: Run):
+    def decide(state):
+        return lib.Command(goto="special", update={"trail": ["decided"], "n": 7})
+
+    g = lib.StateGraph(Trail)
+    g.add_node("decide", decide)
+    g.add_node("special", visit("special", lib))
+    g.add_node("normal", visit("normal", lib))
+    g.add_edge(lib.START, "decide")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.stream(graph, {"trail": []}, thread(), stream_mode=["updates", "values"])
+
+
+@scenario
+def send_map_reduce(lib: Run):
+    def square(arg):
+        lib.count("square")
+        return {"trail": [f"{arg['x']}^2={arg['x'] ** 2}"]}
+
+    def fan_out(state):
+        return [lib.Send("square", {"x": x}) for x in (3, 1, 2)]
+
+    g = lib.StateGraph(Trail)
+    g.add_node("plan", visit("plan", lib))
+    g.add_node("square", square)
+    g.add_node("total", visit("total", lib))
+    g.add_edge(lib.START, "plan")
+    g.add_conditional_edges("plan", fan_out, ["square"])
+    g.add_edge("square", "total")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+def checkpoint_at_step(lib: Run, graph, cfg, step: int) -> dict:
+    """The config of the (first-found) checkpoint with the given metadata step."""
+    snaps = lib.history(graph, cfg)
+    return next(s.config for s in snaps if s.metadata["step"] == step)
+
+
+@scenario
+def time_travel_replay(lib: Run):
+    graph = three_step_graph(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    old = checkpoint_at_step(lib, graph, cfg, 1)  # after a, before b
+    lib.stream(graph, None, old, stream_mode="updates")  # replays b and c from there (a new branch)
+    lib.get_state(graph, old)
+
+
+@scenario
+def fork_old_checkpoint_then_continue(lib: Run):
+    graph = three_step_graph(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    old = checkpoint_at_step(lib, graph, cfg, 1)
+    forked = lib.update_state(graph, old, {"trail": ["edited"]})  # a sibling of step 2
+    lib.get_state(graph, forked)
+    lib.invoke(graph, None, forked)
+
+
+def wait_for_write(lib: Run, cfg: dict, write: tuple, seconds: float = 3.0) -> None:
+    """Block until the saver holds ``write`` as a pending write of the thread's latest checkpoint.
+
+    A synchronisation, not a delay: a sibling that fails first may otherwise cancel the other task
+    before its writes are saved, and then the run is a race (in LangGraph too).
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        saved = lib.saver().get_tuple(cfg)
+        if saved and any((ch, v) == write for _, ch, v in saved.pending_writes or []):
+            return
+        time.sleep(0.001)
+
+
+@scenario
+def parallel_failure_then_resume(lib: Run):
+    cfg = thread()
+
+    def flaky(state):
+        lib.count("flaky")
+        if lib.calls["flaky"] == 1:
+            wait_for_write(lib, cfg, ("trail", ["steady"]))  # fail only once the sibling's work is saved
+            raise ValueError("flaky failed once")
+        return {"trail": ["flaky"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("steady", visit("steady", lib))
+    g.add_node("flaky", flaky)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "steady")
+    g.add_edge(lib.START, "flaky")
+    g.add_edge(["steady", "flaky"], "after")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, cfg)  # raises; steady's writes are saved as pending
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # only flaky runs again
+
+
+@scenario
+def retry_policy(lib: Run):
+    def shaky(state):
+        lib.count("shaky")
+        if lib.calls["shaky"] < 3:
+            raise ConnectionError(f"attempt {lib.calls['shaky']}")
+        return {"trail": ["shaky ok"]}
+
+    policy = lib.RetryPolicy(max_attempts=3, initial_interval=0.001, backoff_factor=1.0, jitter=False)
+    g = lib.StateGraph(Trail)
+    g.add_node("shaky", shaky, retry_policy=policy)
+    g.add_edge(lib.START, "shaky")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+def child_graph(lib: Run, ask: bool = False):
+    """A two-node subgraph sharing the parent's ``trail``; optionally it interrupts."""
+
+    def inner(state):
+        lib.count("inner")
+        if ask:
+            return {"trail": [f"inner got {lib.interrupt('ok?')}"]}
+        return {"trail": ["inner"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("inner", inner)
+    g.add_node("inner2", visit("inner2", lib))
+    g.add_edge(lib.START, "inner")
+    g.add_edge("inner", "inner2")
+    return g.compile()
+
+
+def parent_graph(lib: Run, child):
+    g = lib.StateGraph(Trail)
+    g.add_node("before", visit("before", lib))
+    g.add_node("child", child)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "before")
+    g.add_edge("before", "child")
+    g.add_edge("child", "after")
+    return g.compile(checkpointer=lib.saver())
+
+
+@scenario
+def subgraph_streams_and_namespaces(lib: Run):
+    graph = parent_graph(lib, child_graph(lib))
+    lib.stream(graph, {"trail": []}, thread("t1"), stream_mode="updates", subgraphs=True)
+    lib.stream(graph, {"trail": []}, thread("t2"), stream_mode=["values", "debug"], subgraphs=True)
+
+
+@scenario
+def subgraph_interrupt_then_resume(lib: Run):
+    graph = parent_graph(lib, child_graph(lib, ask=True))
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.stream(graph, lib.Command(resume="yes"), cfg, stream_mode="values", subgraphs=True)
+
+
+@scenario
+def command_to_parent(lib: Run):
+    def escape(state):
+        return lib.Command(graph=lib.Command.PARENT, goto="rescue", update={"trail": ["escaped"]})
+
+    sub = lib.StateGraph(Trail)
+    sub.add_node("escape", escape)
+    sub.add_edge(lib.START, "escape")
+    g = lib.StateGraph(Trail)
+    g.add_node("child", sub.compile())
+    g.add_node("rescue", visit("rescue", lib))
+    g.add_node("normal", visit("normal", lib))
+    g.add_edge(lib.START, "child")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.stream(graph, {"trail": []}, thread(), stream_mode="updates", subgraphs=True)
