@@ -23,8 +23,8 @@ Usage (in an async test; pytest runs it with asyncio_mode=auto)::
 
 The suite detects a capability when the saver's async method is not LangGraph's base default. Ours
 never inherit from LangGraph, so that check always succeeds; we add our own: the saver must override
-the sync verb or its async twin relative to *our* ``BaseCheckpointSaver``, otherwise the capability is
-reported missing here even though the suite would (uselessly) run it.
+the sync verb or its async twin relative to *our* ``BaseCheckpointSaver``, otherwise the
+capability is reported missing here even though the suite would (uselessly) run it.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ Lifespan = Callable[[], AsyncGenerator[None, None]]
 
 
 def implemented_here(saver: object, verb: str) -> bool:
-    """True if the saver overrides our base's sync verb or its async twin (not just inherits them)."""
+    """True if the saver overrides our base's sync verb or its async twin (not just inherits)."""
     kind = type(saver)
     if not isinstance(saver, BaseCheckpointSaver):
         return True  # a foreign saver (e.g. LangGraph's own, used as a reference): trust the suite
@@ -71,14 +71,16 @@ async def run_conformance(
     async def checked_factory() -> AsyncGenerator[BaseCheckpointSaver, None]:
         # note which verbs each fresh saver merely inherits, then hand it to the suite
         async for saver in factory():
-            inherited.update(c for c, verb in CAPABILITIES.items() if not implemented_here(saver, verb))
+            inherited.update(
+                cap for cap, verb in CAPABILITIES.items() if not implemented_here(saver, verb))
             yield saver
 
     registered = checkpointer_test(name=name, lifespan=lifespan)(checked_factory)
     report = await validate(registered, progress=ProgressCallbacks.default())
     report.print_report()
 
-    problems = [f"{cap}: no implementation (inherits the base default)" for cap in sorted(inherited)]
+    problems = [f"{cap}: no implementation (inherits the base default)"
+                for cap in sorted(inherited)]
     for cap in CAPABILITIES:
         result = report.results.get(cap)
         if result is None or not result.detected:
@@ -88,6 +90,7 @@ async def run_conformance(
                             f"{result.tests_passed + result.tests_failed}")
             problems.extend(f"    {failure.strip()}" for failure in result.failures)
         elif result.tests_passed == 0 or result.tests_skipped:
-            problems.append(f"{cap}: ran {result.tests_passed} tests, skipped {result.tests_skipped}")
+            problems.append(
+                f"{cap}: ran {result.tests_passed} tests, skipped {result.tests_skipped}")
     assert not problems, f"{name} is not fully conformant:\n" + "\n".join(problems)
     return report

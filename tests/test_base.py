@@ -207,7 +207,7 @@ def test_with_allowlist_clones_only_when_the_serializer_changes():
 
 # --- InMemorySaver side by side with LangGraph's -----------------------------------------------
 def normalise(value, names: dict[str, str] | None = None):
-    """Replace checkpoint ids by id0, id1... (first seen first) and version tails by their integer."""
+    """Replace checkpoint ids by id0, id1... (first seen first), versions by their integer part."""
     names = {} if names is None else names
     if isinstance(value, str):
         try:

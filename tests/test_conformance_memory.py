@@ -2,7 +2,7 @@
 
 import pytest
 
-from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, empty_checkpoint, get_checkpoint_id
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from tests.conformance_helpers import run_conformance
 
@@ -43,7 +43,8 @@ def put_chain(saver, thread_id="t", ns="", n=3, run_id="r"):
         versions = {"a": a, "b": "00000000000000000000000000000001.0.5"}
         cp.update(channel_values={"a": step, "b": "same"}, channel_versions=versions)
         new = versions if step == 0 else {"a": a}
-        config = saver.put(config, cp, {"source": "loop", "step": step, "run_id": f"{run_id}{step}"}, new)
+        metadata = {"source": "loop", "step": step, "run_id": f"{run_id}{step}"}
+        config = saver.put(config, cp, metadata, new)
         saver.put_writes(config, [("a", step + 1)], f"task{step}")
         configs.append(config)
     return configs
@@ -132,7 +133,7 @@ def test_copy_thread_copies_every_namespace_write_and_blob():
 
     def view(thread_id):
         return [(t.config["configurable"]["checkpoint_ns"], t.checkpoint, t.metadata,
-                 t.pending_writes, t.parent_config and t.parent_config["configurable"]["checkpoint_id"])
+                 t.pending_writes, t.parent_config and get_checkpoint_id(t.parent_config))
                 for t in saver.list({"configurable": {"thread_id": thread_id}})]
 
     assert view("dst") == view("src") and len(view("dst")) == 3
@@ -144,7 +145,8 @@ def test_list_without_namespace_walks_all_namespaces_and_with_it_only_one():
     saver = InMemorySaver()
     put_chain(saver, ns="", n=2), put_chain(saver, ns="sub:1", n=1)
     assert len(list(saver.list({"configurable": {"thread_id": "t"}}))) == 3
-    assert len(list(saver.list({"configurable": {"thread_id": "t", "checkpoint_ns": "sub:1"}}))) == 1
+    sub = {"configurable": {"thread_id": "t", "checkpoint_ns": "sub:1"}}
+    assert len(list(saver.list(sub))) == 1
     assert len(list(saver.list({"configurable": {"thread_id": "t"}}, limit=0))) == 0
 
 

@@ -1,15 +1,15 @@
-"""InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/ and postgres/.
+"""InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/, postgres/.
 
-    storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, parent_id)
+    storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, ...)
     writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
-A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the channel's
-version, so a channel that did not change in a step is not stored again. Everything is kept as
-``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
+A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the
+channel's version, so a channel that did not change in a step is not stored again. Everything is
+kept as ``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
 
-Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver) and
-``get_delta_channel_history`` (DeltaChannel is not implemented). Next: ``checkpoint/sqlite/``.
+Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver)
+and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/``.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Save a task's writes; a retried task keeps its first regular writes, special ones update."""
+        """Save one task's writes; on a retry regular writes keep the first, special ones update."""
         thread_id, ns = address(config)
         checkpoint_id = get_checkpoint_id(config)
         if checkpoint_id is None:
@@ -222,9 +222,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         config: RunnableConfig | None = None,
         metadata: CheckpointMetadata | None = None,
     ) -> CheckpointTuple:
-        """Rebuild a CheckpointTuple: values from blobs, writes in the order the loop applies them."""
+        """Rebuild a CheckpointTuple: values from blobs, writes in the loop's apply order."""
         checkpoint = self.serde.loads_typed(saved.checkpoint)
-        checkpoint["channel_values"] = self._load_blobs(thread_id, ns, checkpoint["channel_versions"])
+        versions = checkpoint["channel_versions"]
+        checkpoint["channel_values"] = self._load_blobs(thread_id, ns, versions)
         writes = self.writes.get((thread_id, ns, checkpoint_id), {})
         ordered = sorted(writes.items(), key=lambda kv: (kv[1].task_path, *kv[0]))
         return CheckpointTuple(
@@ -375,8 +376,11 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     # --- versions -----------------------------------------------------------------------------
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """"<n:032>.<random:016>": sorts like n, and a random tail so forks never collide."""
-        n = 0 if current is None else current if isinstance(current, int) else int(current.split(".")[0])
+        """Strings "<n:032>.<random:016>": they sort like n; the random tail keeps forks apart."""
+        if current is None:
+            n = 0
+        else:
+            n = current if isinstance(current, int) else int(current.split(".")[0])
         return f"{n + 1:032}.{random.random():016}"
 
 
