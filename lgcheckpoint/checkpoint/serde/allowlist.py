@@ -170,5 +170,15 @@ def _field_types(typ: type) -> Collection[Any]:
         return [f.outer_type_ for f in typ.__fields__.values()]
     try:
         return typing.get_type_hints(typ, include_extras=True).values()
-    except Exception:  # an unresolvable forward reference: fall back to what is declared
-        return [t for t in inspect.get_annotations(typ).values() if not isinstance(t, str)]
+    except Exception:  # an unresolvable forward reference: resolve the fields one by one
+        resolved = [_resolve(typ, k, t) for k, t in inspect.get_annotations(typ).items()]
+        return [t for t in resolved if t is not None]
+
+
+def _resolve(owner: type, field: str, annotation: Any) -> Any:
+    """One field's type, or None if it names something that does not exist."""
+    probe = type("probe", (), {"__annotations__": {field: annotation}, "__module__": owner.__module__})
+    try:
+        return typing.get_type_hints(probe, localns=dict(vars(owner)), include_extras=True)[field]
+    except Exception:
+        return None
