@@ -1,0 +1,288 @@
+"""Channels hold state between super-steps; a write becomes visible in the next step.
+
+Each channel answers five questions: update(values) -> did I change?, get(), is_available(),
+checkpoint() (what to store) and from_checkpoint(stored) (a fresh copy restored from it).
+consume() and finish() let barrier-like channels reset after their readers ran.
+Next: pregel/algo.py (who runs next, and how writes land in channels).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+from typing import Any, Callable, Sequence, get_origin
+
+from lgcheckpoint.errors import EmptyChannelError, InvalidUpdateError
+from lgcheckpoint.types import Overwrite
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()  # "no value yet"
+
+
+class Channel:
+    """Base: a named slot whose value changes only at step boundaries."""
+
+    key = ""
+
+    def copy(self) -> Channel:
+        return self.from_checkpoint(self.checkpoint())
+
+    def from_checkpoint(self, stored: Any) -> Channel:
+        raise NotImplementedError
+
+    def checkpoint(self) -> Any:
+        return self.value
+
+    def get(self) -> Any:
+        if self.value is MISSING:
+            raise EmptyChannelError(f"channel '{self.key}' is empty")
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING
+
+    def consume(self) -> bool:
+        """A subscriber read me; return True if that changed me."""
+        return False
+
+    def finish(self) -> bool:
+        """The run is about to end; return True if that changed me."""
+        return False
+
+    def _clone(self, **state: Any) -> Channel:
+        fresh = object.__new__(type(self))
+        fresh.__dict__.update(self.__dict__, **state)
+        return fresh
+
+
+class LastValue(Channel):
+    """Keeps the last value written; two writes in one step are a conflict."""
+
+    def __init__(self, typ: Any = Any, key: str = "") -> None:
+        self.typ, self.key, self.value = typ, key, MISSING
+
+    def from_checkpoint(self, stored: Any) -> LastValue:
+        return self._clone(value=stored)
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if len(values) != 1:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': Can receive only one value per step. Use an "
+                f"Annotated key to handle multiple values, e.g. Annotated[list, operator.add]."
+            )
+        self.value = values[-1]
+        return True
+
+
+class LastValueAfterFinish(LastValue):
+    """A LastValue readable only once the run would otherwise finish (deferred nodes)."""
+
+    def __init__(self, typ: Any = Any, key: str = "") -> None:
+        super().__init__(typ, key)
+        self.finished = False
+
+    def checkpoint(self) -> Any:
+        return MISSING if self.value is MISSING else (self.value, self.finished)
+
+    def from_checkpoint(self, stored: Any) -> LastValueAfterFinish:
+        value, finished = (MISSING, False) if stored is MISSING else stored
+        return self._clone(value=value, finished=finished)
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        self.finished, self.value = False, values[-1]
+        return True
+
+    def get(self) -> Any:
+        if not self.finished:
+            raise EmptyChannelError(f"channel '{self.key}' is not finished")
+        return super().get()
+
+    def is_available(self) -> bool:
+        return self.finished and self.value is not MISSING
+
+    def consume(self) -> bool:
+        if self.finished:
+            self.finished, self.value = False, MISSING
+            return True
+        return False
+
+    def finish(self) -> bool:
+        if not self.finished and self.value is not MISSING:
+            self.finished = True
+            return True
+        return False
+
+
+class EphemeralValue(Channel):
+    """Holds a value for exactly one step, then clears itself (triggers, input)."""
+
+    def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
+        self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
+
+    def from_checkpoint(self, stored: Any) -> EphemeralValue:
+        return self._clone(value=stored)
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            # a step passed without a write: forget the value
+            if self.value is MISSING:
+                return False
+            self.value = MISSING
+            return True
+        if len(values) != 1 and self.guard:
+            raise InvalidUpdateError(f"At key '{self.key}': can receive only one value per step")
+        self.value = values[-1]
+        return True
+
+
+def _empty_value_of(typ: Any) -> Any:
+    """A reducer channel starts from the type's empty value (list() for list, ...)."""
+    typ = get_origin(typ) or typ
+    if hasattr(typ, "__metadata__"):  # Annotated without origin resolution
+        typ = typ.__origin__
+    typ = get_origin(typ) or typ
+    typ = {collections.abc.Sequence: list, collections.abc.MutableSequence: list,
+           collections.abc.Set: set, collections.abc.MutableSet: set,
+           collections.abc.Mapping: dict, collections.abc.MutableMapping: dict}.get(typ, typ)
+    try:
+        return typ()
+    except Exception:
+        return MISSING
+
+
+def overwrite_value(value: Any) -> tuple[bool, Any]:
+    """(True, v) if value asks to bypass the reducer: Overwrite(v) or {"__overwrite__": v}."""
+    if isinstance(value, Overwrite):
+        return True, value.value
+    if isinstance(value, dict) and len(value) == 1 and "__overwrite__" in value:
+        return True, value["__overwrite__"]
+    return False, None
+
+
+class BinaryOperatorAggregate(Channel):
+    """Folds every write into the value with a reducer, e.g. operator.add on lists."""
+
+    def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
+        self.typ, self.operator, self.key = typ, operator, key
+        self.value = _empty_value_of(typ)
+
+    def from_checkpoint(self, stored: Any) -> BinaryOperatorAggregate:
+        return self._clone(value=self.value if stored is MISSING else stored)
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if self.value is MISSING:
+            self.value, values = values[0], values[1:]
+        overwritten = False
+        for value in values:
+            is_overwrite, new = overwrite_value(value)
+            if is_overwrite:
+                if overwritten:
+                    raise InvalidUpdateError(
+                        f"At key '{self.key}': Can receive only one Overwrite value per super-step."
+                    )
+                self.value, overwritten = new, True
+            elif not overwritten:
+                self.value = self.operator(self.value, value)
+        return True
+
+
+class Topic(Channel):
+    """A list of values written in the last step (or all steps if accumulate); Send packets."""
+
+    def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
+        self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
+
+    def checkpoint(self) -> list:
+        return self.values
+
+    def from_checkpoint(self, stored: Any) -> Topic:
+        return self._clone(values=[] if stored is MISSING else list(stored))
+
+    def update(self, values: Sequence[Any]) -> bool:
+        updated = False
+        if not self.accumulate:
+            updated, self.values = bool(self.values), []
+        flat = [v for value in values for v in (value if isinstance(value, list) else [value])]
+        if flat:
+            self.values.extend(flat)
+            updated = True
+        return updated
+
+    def get(self) -> list:
+        if not self.values:
+            raise EmptyChannelError(f"channel '{self.key}' is empty")
+        return list(self.values)
+
+    def is_available(self) -> bool:
+        return bool(self.values)
+
+
+class NamedBarrierValue(Channel):
+    """Available once every named writer wrote: the join of add_edge([a, b], c)."""
+
+    def __init__(self, typ: Any, names: set[str], key: str = "") -> None:
+        self.typ, self.names, self.key, self.seen = typ, set(names), key, set()
+
+    def checkpoint(self) -> set:
+        return self.seen
+
+    def from_checkpoint(self, stored: Any) -> NamedBarrierValue:
+        return self._clone(seen=set() if stored is MISSING else set(stored))
+
+    def update(self, values: Sequence[Any]) -> bool:
+        updated = False
+        for value in values:
+            if value not in self.names:
+                raise InvalidUpdateError(f"At key '{self.key}': Value {value} not in {self.names}")
+            if value not in self.seen:
+                self.seen.add(value)
+                updated = True
+        return updated
+
+    def get(self) -> None:
+        if not self.is_available():
+            raise EmptyChannelError(f"channel '{self.key}' is still waiting")
+        return None
+
+    def is_available(self) -> bool:
+        return self.seen == self.names
+
+    def consume(self) -> bool:
+        if self.seen == self.names:
+            self.seen = set()
+            return True
+        return False
+
+
+class NamedBarrierValueAfterFinish(NamedBarrierValue):
+    """A join for a deferred node: fires only once the rest of the run is done."""
+
+    def __init__(self, typ: Any, names: set[str], key: str = "") -> None:
+        super().__init__(typ, names, key)
+        self.finished = False
+
+    def checkpoint(self) -> tuple[set, bool]:
+        return (self.seen, self.finished)
+
+    def from_checkpoint(self, stored: Any) -> NamedBarrierValueAfterFinish:
+        seen, finished = (set(), False) if stored is MISSING else stored
+        return self._clone(seen=set(seen), finished=finished)
+
+    def is_available(self) -> bool:
+        return self.finished and self.seen == self.names
+
+    def consume(self) -> bool:
+        if self.finished and self.seen == self.names:
+            self.finished, self.seen = False, set()
+            return True
+        return False
+
+    def finish(self) -> bool:
+        if not self.finished and self.seen == self.names:
+            self.finished = True
+            return True
+        return False

@@ -1,0 +1,328 @@
+"""StateGraph: describe nodes and edges over a typed state, then compile() it into a Pregel graph.
+
+Each state key becomes a channel (Annotated[T, reducer] -> BinaryOperatorAggregate, else
+LastValue). Each node gets a trigger channel ``branch:to:<node>``; an edge a -> b means "a writes
+branch:to:b when it finishes"; add_edge([a, b], c) adds a barrier ``join:a+b:c``.
+Next: pregel/node.py (what compile produces), then pregel/algo.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
+from typing import get_type_hints
+
+from lgcheckpoint.channels import (
+    BinaryOperatorAggregate, Channel, EphemeralValue, LastValue, LastValueAfterFinish,
+    NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+)
+from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
+from lgcheckpoint.pregel import Pregel
+from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.types import Command, RetryPolicy
+
+__all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
+
+
+def schema_channels(schema: Any) -> dict[str, Channel]:
+    """One channel per annotated key of a TypedDict, dataclass or pydantic model."""
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except TypeError:
+        hints = {}
+    if not hints:
+        raise ValueError(
+            f"State schema {schema!r} has no annotated keys: use a TypedDict, dataclass or "
+            "pydantic model with one annotated field per state key"
+        )
+    fields = getattr(schema, "model_fields", None)  # pydantic: only real fields
+    return {
+        name: channel_for(name, typ)
+        for name, typ in hints.items()
+        if get_origin(typ) is not ClassVar and name != "__slots__"
+        and (fields is None or name in fields)
+    }
+
+
+def channel_for(name: str, typ: Any) -> Channel:
+    """Annotated[T, reducer] folds writes with the reducer; anything else keeps the last value."""
+    for meta in reversed(getattr(typ, "__metadata__", ())):
+        if isinstance(meta, Channel):
+            chan = meta.from_checkpoint(meta.checkpoint())  # a fresh copy per graph
+            chan.key = name
+            return chan
+        if isinstance(meta, type) and issubclass(meta, Channel):
+            chan = meta(typ.__origin__)
+            chan.key = name
+            return chan
+    meta = getattr(typ, "__metadata__", ())
+    if meta and callable(meta[-1]):
+        params = [p for p in inspect.signature(meta[-1]).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(params) != 2:
+            raise ValueError(f"Invalid reducer for key '{name}': expected (a, b) -> c")
+        return BinaryOperatorAggregate(typ.__origin__, meta[-1], key=name)
+    return LastValue(typ, key=name)
+
+
+def mapper_for(schema: Any) -> Callable | None:
+    """Nodes with a dataclass or pydantic state get an instance, not a dict."""
+    if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
+        return lambda values: schema(**values)
+    return None
+
+
+def literal_targets(fn: Callable, command_only: bool = False) -> tuple[str, ...] | None:
+    """Destinations declared by a return annotation: Literal["a", "b"] or Command[Literal[...]]."""
+    try:
+        rtn = get_type_hints(getattr(fn, "__call__", fn) if not inspect.isfunction(fn) else fn
+                             ).get("return")
+    except Exception:
+        return None
+    if command_only:
+        candidates = get_args(rtn) if get_origin(rtn) not in (None, Command) else (rtn,)
+        rtn = next((get_args(c)[0] for c in candidates if get_origin(c) is Command), None)
+    return get_args(rtn) if get_origin(rtn) is Literal else None
+
+
+class NodeSpec(NamedTuple):
+    """What add_node recorded, before compile turns it into a Node."""
+
+    func: Callable
+    input_schema: Any
+    retry_policy: Sequence[RetryPolicy]
+    defer: bool
+    ends: tuple[str, ...]
+
+
+class BranchSpec(NamedTuple):
+    path: Callable
+    path_map: dict[Any, str] | None
+
+
+class StateGraph:
+    """A graph whose nodes read and update a shared, typed state."""
+
+    def __init__(self, state_schema: Any, context_schema: Any = None, *,
+                 input_schema: Any = None, output_schema: Any = None) -> None:
+        self.state_schema = state_schema
+        self.input_schema = input_schema or state_schema
+        self.output_schema = output_schema or state_schema
+        self.channels: dict[str, Channel] = {}
+        self.schemas: dict[Any, list[str]] = {}
+        self.nodes: dict[str, NodeSpec] = {}
+        self.edges: dict[tuple[str, str], None] = {}  # insertion-ordered set
+        self.waiting_edges: dict[tuple[tuple[str, ...], str], None] = {}
+        self.branches: dict[str, dict[str, BranchSpec]] = {}
+        for schema in (state_schema, self.input_schema, self.output_schema):
+            self._add_schema(schema)
+
+    def _add_schema(self, schema: Any) -> None:
+        if schema in self.schemas:
+            return
+        channels = schema_channels(schema)
+        self.schemas[schema] = list(channels)
+        for key, chan in channels.items():
+            if key in RESERVED or key.startswith("branch:") or key.startswith("join:"):
+                raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
+            if key not in self.channels or isinstance(self.channels[key], LastValue):
+                self.channels.setdefault(key, chan) if isinstance(chan, LastValue) else (
+                    self.channels.__setitem__(key, chan))
+
+    def add_node(self, node: str | Callable, action: Callable | None = None, *,
+                 retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+                 input_schema: Any = None, defer: bool = False,
+                 destinations: Sequence[str] | None = None, **_: Any) -> StateGraph:
+        """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
+        if not isinstance(node, str):
+            node, action = getattr(node, "name", None) or getattr(
+                node, "__name__", type(node).__name__), node
+        if action is None:
+            raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
+        if node in self.nodes:
+            raise ValueError(f"Node `{node}` already present.")
+        if node in (START, END):
+            raise ValueError(f"Node `{node}` is reserved.")
+        if node in RESERVED or node.startswith("__"):
+            raise ValueError(f"Node name `{node}` is reserved by the runtime; pick another name")
+        for char in (NS_SEP, NS_END):
+            if char in node:
+                raise ValueError(
+                    f"'{char}' is a reserved character and is not allowed in the node names.")
+        if input_schema is None and not isinstance(action, Pregel):
+            input_schema = self._inferred_input_schema(action)
+        if input_schema is not None:
+            self._add_schema(input_schema)
+        policies = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
+            retry_policy or ())
+        ends = tuple(destinations or ()) or (
+            () if isinstance(action, Pregel) else literal_targets(action, True) or ())
+        self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
+                                    defer, ends)
+        return self
+
+    def _inferred_input_schema(self, action: Callable) -> Any:
+        """A node annotated `def f(state: Sub)` reads only Sub's keys, as in LangGraph."""
+        try:
+            fn = action if inspect.isfunction(action) or inspect.ismethod(action) else (
+                action.__call__)
+            first = next(iter(inspect.signature(fn).parameters))
+            hint = get_type_hints(fn).get(first)
+            return hint if isinstance(hint, type) and get_type_hints(hint) else None
+        except Exception:
+            return None
+
+    def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
+        """a -> b: b runs after a. [a, b] -> c: c runs once both a and b have run."""
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node")
+            if end_key == START:
+                raise ValueError("START cannot be an end node")
+            self.edges[(start_key, end_key)] = None
+            return self
+        for start in start_key:
+            if start == END:
+                raise ValueError("END cannot be a start node")
+            if start not in self.nodes:
+                raise ValueError(f"Need to add_node `{start}` first")
+        if end_key == START:
+            raise ValueError("START cannot be an end node")
+        if end_key != END and end_key not in self.nodes:
+            raise ValueError(f"Need to add_node `{end_key}` first")
+        self.waiting_edges[(tuple(start_key), end_key)] = None
+        return self
+
+    def add_conditional_edges(self, source: str, path: Callable,
+                              path_map: dict[Any, str] | list[str] | None = None) -> StateGraph:
+        """After `source`, run whatever path(state) returns (a name, a list, END or Sends)."""
+        name = getattr(path, "__name__", None) or "condition"
+        if name == "<lambda>":
+            name = "condition"
+        branches = self.branches.setdefault(source, {})
+        if name in branches:
+            raise ValueError(f"Branch with name `{name}` already exists for node `{source}`")
+        if isinstance(path_map, list):
+            path_map = {p: p for p in path_map}
+        elif path_map is None and (targets := literal_targets(path)):
+            path_map = {t: t for t in targets}
+        branches[name] = BranchSpec(path, dict(path_map) if path_map is not None else None)
+        return self
+
+    def add_sequence(self, nodes: Sequence[Callable | tuple[str, Callable]]) -> StateGraph:
+        """Add nodes chained by edges, in order."""
+        if not nodes:
+            raise ValueError("Sequence requires at least one node.")
+        previous = None
+        for item in nodes:
+            name, fn = item if isinstance(item, tuple) else (getattr(item, "__name__", None), item)
+            self.add_node(name, fn)
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> StateGraph:
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(self, path: Callable, path_map: Any = None) -> StateGraph:
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> StateGraph:
+        return self.add_edge(key, END)
+
+    def validate(self, interrupt: Sequence[str] = ()) -> None:
+        """Refuse graphs that cannot run, naming the culprit."""
+        sources = {s for s, _ in self.edges} | {s for ss, _ in self.waiting_edges for s in ss}
+        sources |= set(self.branches) | {n for n, spec in self.nodes.items() if spec.ends}
+        for source in sources:
+            if source not in self.nodes and source != START:
+                raise ValueError(f"Found edge starting at unknown node '{source}'")
+        if START not in sources:
+            raise ValueError("Graph must have an entrypoint: add at least one edge from START "
+                             "to another node (add_edge(START, 'first_node'))")
+        targets = {t for _, t in self.edges} | {t for _, t in self.waiting_edges}
+        for start, branches in self.branches.items():
+            for cond, branch in branches.items():
+                for end in (branch.path_map or {}).values():
+                    if end not in self.nodes and end != END:
+                        raise ValueError(
+                            f"At '{start}' node, '{cond}' branch found unknown target '{end}'")
+        for spec in self.nodes.values():
+            targets |= set(spec.ends)
+        for target in targets:
+            if target not in self.nodes and target != END:
+                raise ValueError(f"Found edge ending at unknown node `{target}`")
+        for node in interrupt:
+            if node not in self.nodes:
+                raise ValueError(f"Interrupt node `{node}` not found")
+
+    def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
+                interrupt_after: Any = None, debug: bool = False, name: str | None = None,
+                **_: Any) -> CompiledStateGraph:
+        """Check the graph and build the channels and nodes the Pregel loop runs."""
+        interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
+        self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
+        if checkpointer is not None and checkpointer is not False:
+            checkpointer = self._allowlisted(checkpointer)
+        channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
+        channels[START].key = START
+        nodes = {START: Node(START, None, [START], START,
+                             frozenset(self.schemas[self.input_schema]), hidden=True)}
+        every_key = frozenset(self.channels)
+        for key, spec in self.nodes.items():
+            trigger = BRANCH_TO.format(key)
+            channels[trigger] = LastValueAfterFinish() if spec.defer else EphemeralValue(
+                guard=False)
+            channels[trigger].key = trigger
+            is_graph = isinstance(spec.func, Pregel)
+            nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
+                              every_key, mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
+                              ends=spec.ends, subgraph=spec.func if is_graph else None,
+                              defer=spec.defer)
+        for start, end in self.edges:
+            if end != END:
+                nodes[start].edges.append(BRANCH_TO.format(end))
+        for starts, end in self.waiting_edges:
+            if end != END:
+                chan_name = f"join:{'+'.join(starts)}:{end}"
+                barrier = NamedBarrierValueAfterFinish if self.nodes[end].defer else NamedBarrierValue
+                channels[chan_name] = barrier(str, set(starts), key=chan_name)
+                nodes[end].triggers.append(chan_name)
+                for start in starts:
+                    nodes[start].joins.append(chan_name)
+        for start, branches in self.branches.items():
+            schema = self.nodes[start].input_schema if start in self.nodes else self.state_schema
+            for spec in branches.values():
+                nodes[start].branches.append(
+                    Branch(spec.path, spec.path_map, self.schemas[schema], mapper_for(schema)))
+        channels[TASKS] = Topic(accumulate=False, key=TASKS)
+        return CompiledStateGraph(
+            builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
+            input_channels=START, output_channels=self.schemas[self.output_schema],
+            stream_channels=list(self.channels), interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after, debug=debug, name=name or "LangGraph")
+
+    def _allowlisted(self, checkpointer: Any) -> Any:
+        """Let the saver's serializer rebuild the schema's own types (strict msgpack)."""
+        try:
+            from lgcheckpoint.checkpoint.serde import jsonplus
+        except ImportError:  # pragma: no cover
+            return checkpointer
+        collect = getattr(jsonplus, "collect_allowlist", None)
+        if collect is None or not hasattr(checkpointer, "with_allowlist"):
+            return checkpointer
+        allow: set = set()
+        for schema in {self.state_schema, self.input_schema, self.output_schema,
+                       *(spec.input_schema for spec in self.nodes.values())}:
+            allow |= set(collect(schema))
+        return checkpointer.with_allowlist(allow) if allow else checkpointer
+
+
+class CompiledStateGraph(Pregel):
+    """A compiled StateGraph: run it with invoke/stream, inspect it with get_state."""
+
+    def __init__(self, *, builder: StateGraph, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.builder = builder

@@ -1,0 +1,312 @@
+"""The front door of a compiled graph: invoke, stream, get_state, get_state_history, update_state.
+
+Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
+Read loop.py for the algorithm; this module only wires config, streaming and savers together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any, AsyncIterator, Iterator, NamedTuple
+
+from lgcheckpoint.checkpoint.base import CheckpointTuple
+from lgcheckpoint.constants import CONF, END, NS_END, NS_SEP, START
+from lgcheckpoint.errors import GraphRecursionError
+from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.loop import PregelLoop
+from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step
+
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
+
+
+class DrawNode(NamedTuple):
+    id: str
+    name: str
+    data: Any = None
+    metadata: Any = None
+
+
+class DrawEdge(NamedTuple):
+    source: str
+    target: str
+    data: Any = None
+    conditional: bool = False
+
+
+class DrawGraph(NamedTuple):
+    """What get_graph() returns: nodes by id and edges, as LangGraph's Graph names them."""
+
+    nodes: dict[str, DrawNode]
+    edges: list[DrawEdge]
+
+
+class Run(NamedTuple):
+    """Everything one invoke/stream needs, prepared the same way for sync and async."""
+
+    config: dict
+    saver: Any
+    modes: list[str]
+    durability: str
+    chunks: deque
+    interrupt_before: Any
+    interrupt_after: Any
+
+
+class Pregel:
+    """A compiled graph: nodes subscribed to channels, run in super-steps."""
+
+    def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
+                 input_channels: str = START, output_channels: list[str],
+                 stream_channels: list[str], interrupt_before: Any = (),
+                 interrupt_after: Any = (), debug: bool = False, name: str = "LangGraph") -> None:
+        self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
+        self.input_channels, self.output_channels = input_channels, output_channels
+        self.stream_channels = stream_channels
+        self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
+        self.debug, self.name = debug, name
+        # which nodes can a write to this channel wake up?
+        self.trigger_to_nodes: dict[str, list[str]] = {}
+        for node in nodes.values():
+            for chan in node.triggers:
+                self.trigger_to_nodes.setdefault(chan, []).append(node.name)
+
+    # --- running -----------------------------------------------------------------------------
+    def invoke(self, input: Any, config: dict | None = None, *, stream_mode: str = "values",
+               **kwargs: Any) -> Any:
+        """Run to completion (or to an interrupt) and return the final state."""
+        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
+        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
+
+    async def ainvoke(self, input: Any, config: dict | None = None, *,
+                      stream_mode: str = "values", **kwargs: Any) -> Any:
+        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
+        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
+
+    def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
+               interrupt_before: Any = None, interrupt_after: Any = None,
+               durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
+               output_keys: Any = None, **_: Any) -> Iterator[Any]:
+        """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
+        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after)
+        saves = SyncSaves(run.saver, run.durability)
+        saved, superseded = self._load(run)
+        loop = self._loop(input, run, saved, saves, superseded, subgraphs)
+        pool: list = []
+        error: BaseException | None = None
+        try:
+            for tasks in loop.run():
+                yield from drain(run, subgraphs, stream_mode)
+                run_step(tasks, loop.commit, self, pool)
+                yield from drain(run, subgraphs, stream_mode)
+                if run.durability == "sync":
+                    saves.flush()
+        except BaseException as exc:
+            error = exc
+        finally:
+            if pool:
+                pool[0].shutdown(wait=False)
+        suppressed = self._finish(loop, error)
+        saves.close()  # every queued saver call is done before the caller sees the result
+        yield from drain(run, subgraphs, stream_mode)
+        self._raise_outcome(loop, run, error, suppressed)
+
+    async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
+                      interrupt_before: Any = None, interrupt_after: Any = None,
+                      durability: str | None = None, subgraphs: bool = False,
+                      debug: bool | None = None, output_keys: Any = None,
+                      **_: Any) -> AsyncIterator[Any]:
+        """Async twin of stream: same loop, asyncio runner, async saver verbs."""
+        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after)
+        saves = AsyncSaves(run.saver, run.durability)
+        saved, superseded = await self._aload(run)
+        loop = self._loop(input, run, saved, saves, superseded, subgraphs)
+        error: BaseException | None = None
+        try:
+            for tasks in loop.run():
+                for chunk in drain(run, subgraphs, stream_mode):
+                    yield chunk
+                await arun_step(tasks, loop.commit, self)
+                for chunk in drain(run, subgraphs, stream_mode):
+                    yield chunk
+                if run.durability == "sync":
+                    await saves.flush()
+        except BaseException as exc:
+            error = exc
+        suppressed = self._finish(loop, error)
+        await saves.close()
+        for chunk in drain(run, subgraphs, stream_mode):
+            yield chunk
+        self._raise_outcome(loop, run, error, suppressed)
+
+    def _prepare(self, config: dict | None, stream_mode: Any, durability: str | None,
+                 interrupt_before: Any, interrupt_after: Any) -> Run:
+        """Validate the config and pick the saver, modes and durability of one run."""
+        config = {**(config or {})}
+        conf = config["configurable"] = {**config.get("configurable", {})}
+        config.setdefault("recursion_limit", 25)
+        config["metadata"] = {**config.get("metadata", {})}
+        saver = self.checkpointer if self.checkpointer is not None else conf.get(
+            "__lg_checkpointer")
+        if saver is False:
+            saver = None
+        if saver is not None:
+            if conf.get("thread_id") is None:
+                raise ValueError(
+                    "This graph has a checkpointer, so every run needs a thread id: pass "
+                    "config={'configurable': {'thread_id': '<any id>'}}")
+            conf["thread_id"] = str(conf["thread_id"])
+        if durability not in (None, "sync", "async", "exit"):
+            raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
+        durability = durability or conf.get("__lg_durability") or "async"
+        modes = [stream_mode or "updates"] if not isinstance(stream_mode, list) else stream_mode
+        for mode in modes:
+            if mode not in STREAM_MODES:
+                raise ValueError(f"Unknown stream_mode {mode!r}: use one of {STREAM_MODES}")
+        return Run(config, saver, modes, durability, deque(),
+                   self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
+                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+
+    def _load(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
+        """The checkpoint this run starts from, and whether the thread has moved past it."""
+        if run.saver is None:
+            return None, False
+        config = self._checkpoint_config(run.config)
+        saved = run.saver.get_tuple(config)
+        superseded = False
+        if saved is not None and config[CONF].get("checkpoint_id"):
+            latest = run.saver.get_tuple(without_id(config))
+            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+        return saved, superseded
+
+    async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
+        if run.saver is None:
+            return None, False
+        config = self._checkpoint_config(run.config)
+        saved = await run.saver.aget_tuple(config)
+        superseded = False
+        if saved is not None and config[CONF].get("checkpoint_id"):
+            latest = await run.saver.aget_tuple(without_id(config))
+            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+        return saved, superseded
+
+    def _checkpoint_config(self, config: dict) -> dict:
+        """A subgraph resumes the checkpoint its parent's map names for its namespace."""
+        conf = config[CONF]
+        ns = conf.get("checkpoint_ns", "")
+        if ns and (cid := conf.get("checkpoint_map", {}).get(ns)) and "__lg_replay" in conf:
+            return {**config, CONF: {**conf, "checkpoint_id": cid}}
+        return config
+
+    def _loop(self, input: Any, run: Run, saved: Any, saves: Any, superseded: bool,
+              subgraphs: bool) -> PregelLoop:
+        conf = run.config[CONF]
+        parent_emit = conf.get("__lg_stream") if subgraphs or "__lg_stream" in conf else None
+
+        def emit(ns: tuple, mode: str, payload: Any) -> None:
+            if parent_emit is not None and ns:
+                parent_emit(ns, mode, payload)
+                return
+            if mode in run.modes:
+                run.chunks.append((ns, mode, payload))
+            if mode in ("checkpoints", "tasks") and "debug" in run.modes:
+                run.chunks.append((ns, "debug", out.debug_chunk(mode, loop.step, payload)))
+
+        if subgraphs and parent_emit is None:
+            conf["__lg_stream"] = emit
+        if "custom" in run.modes:
+            conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
+        loop = PregelLoop(self, input, run.config, saved=saved, saver=run.saver, saves=saves,
+                          durability=run.durability, emit=emit,
+                          interrupt_before=run.interrupt_before,
+                          interrupt_after=run.interrupt_after, superseded=superseded)
+        return loop
+
+    def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
+        try:
+            return loop.finish(error)
+        except BaseException:
+            if error is None:
+                raise
+            return False
+
+    def _raise_outcome(self, loop: PregelLoop, run: Run, error: BaseException | None,
+                       suppressed: bool) -> None:
+        if error is not None and not suppressed:
+            raise error
+        if loop.status == "out_of_steps":
+            raise GraphRecursionError(
+                f"Recursion limit of {run.config['recursion_limit']} reached without hitting a "
+                "stop condition. You can increase the limit by setting the `recursion_limit` "
+                "config key, e.g. invoke(input, {'recursion_limit': 100}).")
+
+    # --- inspecting and drawing --------------------------------------------------------------
+    def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
+        """Nodes and edges (with conditional edges from path maps), for drawing."""
+        nodes = {START: DrawNode(START, START)}
+        nodes.update({n: DrawNode(n, n, node.func) for n, node in self.nodes.items()
+                      if n != START})
+        edges: list[DrawEdge] = []
+        ends = False
+        for name, node in self.nodes.items():
+            for chan in node.edges:
+                edges.append(DrawEdge(name, chan[len("branch:to:"):]))
+            for chan in node.joins:
+                edges.append(DrawEdge(name, chan.rsplit(":", 1)[1]))
+            for target in node.ends:
+                edges.append(DrawEdge(name, target, None, True))
+            for branch in node.branches:
+                pairs = branch.path_map.items() if branch.path_map is not None else [
+                    (n, n) for n in [*self.nodes, END] if n not in (START, name)]
+                for label, target in pairs:
+                    edges.append(DrawEdge(name, target, None if label == target else label, True))
+        builder = getattr(self, "builder", None)
+        for start, end in getattr(builder, "edges", {}):
+            if end == END:
+                edges.append(DrawEdge(start, END))
+        for starts, end in getattr(builder, "waiting_edges", {}):
+            if end == END:
+                edges.extend(DrawEdge(s, END) for s in starts)
+        if any(e.target == END for e in edges) or ends:
+            nodes[END] = DrawNode(END, END)
+        return DrawGraph(nodes, edges)
+
+
+def without_id(config: dict) -> dict:
+    return {**config, CONF: {k: v for k, v in config[CONF].items() if k != "checkpoint_id"}}
+
+
+def drain(run: Run, subgraphs: bool, stream_mode: Any) -> Iterator[Any]:
+    """Chunks collected since the last drain, shaped as the caller asked."""
+    many = isinstance(stream_mode, list)
+    while run.chunks:
+        ns, mode, payload = run.chunks.popleft()
+        if subgraphs:
+            yield (ns, mode, payload) if many else (ns, payload)
+        else:
+            yield (mode, payload) if many else payload
+
+
+def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
+    """invoke's result: the last values chunk, plus any interrupts raised on the way."""
+    if stream_mode != "values":
+        return chunks
+    latest, interrupts = None, []
+    for chunk in chunks:
+        mode, payload = chunk[-2], chunk[-1]
+        if subgraphs and chunk[0]:
+            continue
+        if mode == "updates" and isinstance(payload, dict) and (
+                found := payload.get("__interrupt__")) is not None:
+            interrupts.extend(found)
+        elif mode == "values":
+            latest = payload
+    if interrupts:
+        return {**latest, "__interrupt__": interrupts} if isinstance(latest, dict) else {
+            "__interrupt__": interrupts}
+    return latest
+
+
+_ = (NS_END, NS_SEP, asyncio)  # used by the state API below

@@ -1,0 +1,271 @@
+"""The two rules of a super-step: who runs next (prepare_next_tasks) and how writes land (apply_writes).
+
+A node runs when one of its trigger channels has a version newer than the one it last saw
+(``versions_seen[node][channel]``). After all tasks of a step finish, their writes are applied
+together: every changed channel gets the same new version, and each task records the trigger
+versions it consumed. Next: pregel/checkpoint.py.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+
+from xxhash import xxh3_128_hexdigest
+
+from lgcheckpoint.channels import Channel
+from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
+from lgcheckpoint.constants import (
+    CONF, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH, RESERVED,
+    RESUME, RETURN, TASKS,
+)
+from lgcheckpoint.pregel.node import Node, Write
+from lgcheckpoint.types import Send, interrupt_id
+
+GetNextVersion = Callable[[Any, None], Any]
+
+
+def task_id(checkpoint_id: str, *parts: str) -> str:
+    """Deterministic task id: a resumed run finds the writes its tasks saved last time."""
+    digest = xxh3_128_hexdigest(bytes.fromhex(checkpoint_id.replace("-", "")) +
+                                "".join(parts).encode())
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def task_path_str(path: Any) -> str:
+    """Sortable text of a task path (numbers zero-padded), the order writes are applied in."""
+    if isinstance(path, (tuple, list)):
+        return "~" + ", ".join(task_path_str(p) for p in path)
+    return f"{path:010d}" if isinstance(path, int) else str(path)
+
+
+class Scratchpad:
+    """Per-task interrupt bookkeeping: answers given so far and the run's fresh answer."""
+
+    def __init__(self, ns: str, resume: list, null_resume: list | None) -> None:
+        self.ns = ns  # the task's checkpoint namespace, seed of its interrupt ids
+        self.resume = resume  # answers to this task's interrupts, in call order
+        self.null_resume = null_resume  # shared [value] from Command(resume=value), or None
+        self.interrupt_counter = 0
+
+    def take_null_resume(self) -> Any:
+        if self.null_resume:
+            return self.null_resume.pop()
+        return None
+
+
+class Task:
+    """One node run in one step: its input, and the writes it produces."""
+
+    __slots__ = ("id", "name", "path", "input", "node", "triggers", "writes", "config",
+                 "scratchpad", "ns", "local_read")
+
+    def __init__(self, id: str, name: str, path: tuple, input: Any, node: Node,
+                 triggers: Sequence[str], config: dict, scratchpad: Scratchpad, ns: str,
+                 local_read: Callable) -> None:
+        self.id, self.name, self.path, self.input, self.node = id, name, path, input, node
+        self.triggers, self.config, self.scratchpad, self.ns = triggers, config, scratchpad, ns
+        self.local_read = local_read  # state as this task sees it after its own writes
+        self.writes: list[Write] = []
+
+    def __repr__(self) -> str:
+        return f"Task({self.name!r}, id={self.id!r})"
+
+
+class InputWrites(NamedTuple):
+    """Writes that no node made (input, update_state, Command(update=...))."""
+
+    path: tuple
+    name: str
+    writes: Sequence[Write]
+    triggers: Sequence[str]
+
+
+def null_version(checkpoint: Checkpoint) -> Any:
+    """The 'never seen' version, of the same type the saver uses (0, 0.0 or '')."""
+    for version in checkpoint["channel_versions"].values():
+        return type(version)()
+    return None
+
+
+def should_run(node: Node, channels: Mapping[str, Channel], checkpoint: Checkpoint,
+               null: Any) -> bool:
+    """A node runs if a trigger channel is newer than the version the node last saw."""
+    versions = checkpoint["channel_versions"]
+    seen = checkpoint["versions_seen"].get(node.name)
+    for chan in node.triggers:
+        if channels[chan].is_available() and (
+            seen is None or versions.get(chan, null) > seen.get(chan, null)
+        ):
+            return True
+    return False
+
+
+def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> Any:
+    """Current values of some channels as a dict (empty ones left out), or one channel's value."""
+    if isinstance(keys, str):
+        return channels[keys].get() if channels[keys].is_available() else None
+    return {k: channels[k].get() for k in keys if channels[k].is_available()}
+
+
+def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite],
+                       nodes: Mapping[str, Node], channels: Mapping[str, Channel],
+                       config: dict, step: int, *, trigger_to_nodes: Mapping[str, list[str]],
+                       updated_channels: set[str] | None, for_execution: bool = True,
+                       ) -> dict[str, Task]:
+    """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
+    tasks: list[Task] = []
+    parent_ns = config[CONF].get("checkpoint_ns", "")
+    null = null_version(checkpoint)
+    # PUSH tasks: one per Send packet waiting in __pregel_tasks
+    if channels[TASKS].is_available():
+        for idx, packet in enumerate(channels[TASKS].get()):
+            if isinstance(packet, Send) and packet.node in nodes:
+                tasks.append(make_task(checkpoint, pending_writes, nodes[packet.node], packet.arg,
+                                       (PUSH, idx), (PUSH,), config, step, parent_ns,
+                                       channels, (PUSH, str(idx))))
+    # PULL tasks: only nodes subscribed to a channel that changed can have become ready
+    if updated_channels and trigger_to_nodes:
+        candidates: Iterable[str] = sorted(
+            {n for c in updated_channels for n in trigger_to_nodes.get(c, ())})
+    elif not checkpoint["channel_versions"]:
+        candidates = ()
+    else:
+        candidates = nodes
+    for name in candidates:
+        node = nodes[name]
+        if null is None or not should_run(node, channels, checkpoint, null):
+            continue
+        triggers = tuple(sorted(node.triggers))
+        value = read_state(channels, node.reads)
+        if value is None and isinstance(node.reads, str):
+            continue
+        tasks.append(make_task(checkpoint, pending_writes, node, value, (PULL, name), triggers,
+                               config, step, parent_ns, channels, (PULL, *triggers)))
+    return {t.id: t for t in tasks}
+
+
+def make_task(checkpoint: Checkpoint, pending_writes: list[PendingWrite], node: Node,
+              value: Any, path: tuple, triggers: tuple, config: dict, step: int,
+              parent_ns: str, channels: Mapping[str, Channel], id_parts: tuple) -> Task:
+    """A task with its deterministic id, its namespace, and its resume answers."""
+    ns = f"{parent_ns}{NS_SEP}{node.name}" if parent_ns else node.name
+    tid = task_id(checkpoint["id"], ns, str(step), node.name, *id_parts)
+    task_ns = f"{ns}{NS_END}{tid}"
+    if path[0] == PUSH:
+        path = (*path, False)  # LangGraph marks Send tasks "not a call"
+    scratchpad = make_scratchpad(pending_writes, tid, task_ns, config)
+    task: Task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns,
+                      None)  # type: ignore[arg-type]
+    task.local_read = lambda select: local_read(channels, task.writes, select)
+    return task
+
+
+def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
+                    config: dict) -> Scratchpad:
+    """Collect the answers this task's interrupts already have (by task id or interrupt id)."""
+    conf = config[CONF]
+    shared = conf.get("__lg_null_resume")  # [value] until one interrupt takes it
+    resume: list = []
+    for owner, chan, value in pending_writes:
+        if owner == tid and chan == RESUME:
+            resume = list(value) if isinstance(value, list) else [value]
+            break
+    if resume_map := conf.get("__lg_resume_map"):
+        next_id = interrupt_id(task_ns, len(resume))
+        if next_id in resume_map:
+            resume.append(resume_map[next_id])
+        elif (first := interrupt_id(task_ns, 0)) in resume_map and not resume:
+            resume.append(resume_map[first])
+    return Scratchpad(task_ns, resume, shared)
+
+
+def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
+               select: Sequence[str]) -> dict[str, Any]:
+    """State for a conditional edge: the step's state plus this task's own writes."""
+    mine: dict[str, list] = defaultdict(list)
+    for chan, value in writes:
+        if chan in select:
+            mine[chan].append(value)
+    values = {}
+    for key in select:
+        chan = channels[key]
+        if key in mine:
+            chan = chan.copy()
+            chan.update(mine[key])
+        if chan.is_available():
+            values[key] = chan.get()
+    return values
+
+
+SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR))
+
+
+def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
+                 tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
+                 trigger_to_nodes: Mapping[str, Sequence[str]]) -> set[str]:
+    """Land a step's writes in the channels; bump versions; record what each task saw."""
+    tasks = sorted(tasks, key=lambda t: task_path_str(t.path))
+    bump_step = any(t.triggers for t in tasks)  # False for input-only writes
+    versions = checkpoint["channel_versions"]
+    # each task saw the current version of the channels that triggered it
+    for task in tasks:
+        seen = checkpoint["versions_seen"].setdefault(task.name, {})
+        seen.update({c: versions[c] for c in task.triggers if c in versions})
+    next_version = None if get_next_version is None else get_next_version(
+        max(versions.values()) if versions else None, None)
+    # triggers that were read are consumed (barriers reset, deferred values clear)
+    for chan in {c for t in tasks for c in t.triggers if c not in RESERVED and c in channels}:
+        if channels[chan].consume() and next_version is not None:
+            versions[chan] = next_version
+    # group writes by channel, in task order, and apply them
+    by_channel: dict[str, list] = defaultdict(list)
+    for task in tasks:
+        for chan, value in task.writes:
+            if chan in channels and chan not in SKIPPED_WRITES:
+                by_channel[chan].append(value)
+    updated: set[str] = set()
+    for chan, values in by_channel.items():
+        if channels[chan].update(values) and next_version is not None:
+            versions[chan] = next_version
+            if channels[chan].is_available():
+                updated.add(chan)
+    # a new step began: channels that were not written get to forget (ephemeral values)
+    if bump_step:
+        for chan, channel in channels.items():
+            if chan not in updated and channel.is_available() and channel.update([]) \
+                    and next_version is not None:
+                versions[chan] = next_version
+                if channel.is_available():
+                    updated.add(chan)
+    # nothing left to trigger: this may be the last step, so release deferred channels
+    if bump_step and updated.isdisjoint(trigger_to_nodes):
+        for chan, channel in channels.items():
+            if channel.finish() and next_version is not None:
+                versions[chan] = next_version
+                if channel.is_available():
+                    updated.add(chan)
+    return updated
+
+
+def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
+    """Stop at a breakpoint if a listed node is about to run and anything changed since the last stop."""
+    null = null_version(checkpoint)
+    seen = checkpoint["versions_seen"].get(INTERRUPT, {})
+    changed = any(v > seen.get(c, null) for c, v in checkpoint["channel_versions"].items())
+    return changed and any(
+        (not t.node.hidden) if interrupt_nodes == "*" else t.name in interrupt_nodes
+        for t in tasks)
+
+
+def task_status(pending_writes: Sequence[PendingWrite], task_id: str) -> tuple[list, list]:
+    """(errors, interrupts) a task left in the pending writes."""
+    errors = [v for t, c, v in pending_writes if t == task_id and c == ERROR]
+    interrupts = [i for t, c, v in pending_writes if t == task_id and c == INTERRUPT
+                  for i in (v if isinstance(v, (list, tuple)) else [v])]
+    return errors, interrupts
+
+
+def null_task_writes(pending_writes: Sequence[PendingWrite]) -> list[Write]:
+    """Writes saved under the null task id (Command(update=...), resume values)."""
+    return [(c, v) for t, c, v in pending_writes if t == NULL_TASK_ID]

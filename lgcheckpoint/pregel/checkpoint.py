@@ -1,0 +1,54 @@
+"""From live channels to a stored checkpoint and back.
+
+create_checkpoint snapshots channel values and versions at a step boundary; channels_from_checkpoint
+restores live channels from one. new_versions tells a saver which channel blobs changed.
+Next: pregel/loop.py (the super-step loop that calls these).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from lgcheckpoint.channels import MISSING, Channel
+from lgcheckpoint.checkpoint.base import LATEST_VERSION, ChannelVersions, Checkpoint
+from lgcheckpoint.checkpoint.id import uuid6
+
+
+def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,
+                      *, id: str | None = None,
+                      updated_channels: set[str] | None = None) -> Checkpoint:
+    """A new checkpoint for `step` (its uuid6 carries the step in clock_seq)."""
+    versions = previous["channel_versions"]
+    if channels is None:
+        values = previous["channel_values"]
+    else:
+        # only channels that were ever written are stored
+        values = {}
+        for key, chan in channels.items():
+            if key in versions and (value := chan.checkpoint()) is not MISSING:
+                values[key] = value
+    return Checkpoint(
+        v=LATEST_VERSION,
+        id=id or str(uuid6(clock_seq=step)),
+        ts=datetime.now(timezone.utc).isoformat(),
+        channel_values=values,
+        channel_versions=dict(versions),
+        versions_seen=previous["versions_seen"],
+        updated_channels=None if updated_channels is None else sorted(updated_channels),
+    )
+
+
+def channels_from_checkpoint(specs: Mapping[str, Channel], checkpoint: Checkpoint
+                             ) -> dict[str, Channel]:
+    """Fresh live channels holding the checkpoint's values."""
+    values = checkpoint["channel_values"]
+    return {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()}
+
+
+def new_channel_versions(previous: ChannelVersions, current: ChannelVersions) -> ChannelVersions:
+    """Channels whose version moved since the last stored checkpoint (what a saver must write)."""
+    if not previous:
+        return current
+    null: Any = type(next(iter(current.values()), 0))()
+    return {k: v for k, v in current.items() if v > previous.get(k, null)}

@@ -1,0 +1,378 @@
+"""The super-step loop: load a checkpoint, apply the input, then step until nothing is triggered.
+
+``PregelLoop.run()`` is the whole algorithm on one screen. It is a generator that yields each
+step's tasks; a runner (runner.py, sync or async) runs them and hands each result back to
+``commit``. Durability lives in named helpers: ``save_writes`` (a task's writes, durable before
+the step ends) and ``save_checkpoint`` (publishes the step). Both go through one ordered queue,
+so a checkpoint is never published before the writes that produced it.
+Next: pregel/runner.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from lgcheckpoint.checkpoint.base import (
+    WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, copy_checkpoint, empty_checkpoint,
+)
+from lgcheckpoint.constants import (
+    BRANCH_TO, CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NULL_TASK_ID,
+    RESUME, START, TASKS,
+)
+from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.algo import (
+    InputWrites, Task, apply_writes, prepare_next_tasks, should_interrupt, task_path_str,
+)
+from lgcheckpoint.pregel.checkpoint import (
+    channels_from_checkpoint, create_checkpoint, new_channel_versions,
+)
+from lgcheckpoint.types import Command, Send
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
+
+Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
+
+
+class PregelLoop:
+    """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
+
+    def __init__(self, graph: Pregel, input: Any, config: dict, *, saved: CheckpointTuple | None,
+                 saver: Any, saves: Any, durability: str, emit: Emit | None,
+                 interrupt_before: Any, interrupt_after: Any, superseded: bool = False) -> None:
+        self.graph, self.input, self.config, self.saver = graph, input, config, saver
+        self.saves = saves  # the ordered background queue of saver calls (runner.py)
+        self.durability, self.emit_fn = durability, emit
+        self.interrupt_before, self.interrupt_after = interrupt_before, interrupt_after
+        self.superseded = superseded  # the addressed checkpoint is not the thread's latest
+        conf = config[CONF]
+        self.is_nested = "__lg_task_id" in conf  # running as a node of a parent graph
+        ns = conf.get("checkpoint_ns", "")
+        self.namespace = tuple(ns.split("|")) if ns else ()
+        self.status, self.output, self.tasks = "pending", None, {}
+        self.get_next_version = saver.get_next_version if saver else (
+            lambda v, _: 1 if v is None else v + 1)
+        self.written_task_ids: set[str] = set()
+        self.load(saved)
+
+    # --- the algorithm --------------------------------------------------------------------
+    def run(self) -> Iterator[list[Task]]:
+        """Input, then super-steps until no node is triggered; yields each step's tasks to run."""
+        self.apply_input()
+        while self.tick():  # prepare the next tasks; False when none is triggered
+            yield [t for t in self.tasks.values() if not t.writes]  # run them, commit each
+            # every task finished: apply all writes at once, then publish the step
+            self.updated_channels = apply_writes(
+                self.checkpoint, self.channels, self.tasks.values(), self.get_next_version,
+                self.graph.trigger_to_nodes)
+            if not self.updated_channels.isdisjoint(self.graph.output_channels):
+                self.emit("values", self.read_output())
+            self.pending_writes.clear()
+            self.replaying = False
+            self.save_checkpoint({"source": "loop"})
+            if self.interrupt_after and should_interrupt(
+                    self.checkpoint, self.interrupt_after, self.tasks.values()):
+                self.status = "interrupt_after"
+                self.prepare_tasks()
+                raise GraphInterrupt()
+
+    def tick(self) -> bool:
+        """Prepare the next step's tasks; stop at the recursion limit or a breakpoint."""
+        if self.step > self.stop:
+            self.status = "out_of_steps"
+            self.prepare_tasks()
+            return False
+        self.prepare_tasks()
+        if not self.tasks:
+            self.status = "done"
+            return False
+        # tasks that finished before a crash or interrupt get their saved writes back
+        if not self.replaying and self.pending_writes:
+            self.reapply_pending_writes()
+        if self.interrupt_before and should_interrupt(
+                self.checkpoint, self.interrupt_before, self.tasks.values()):
+            self.status = "interrupt_before"
+            raise GraphInterrupt()
+        self.emit_many("tasks", [out.task_payload(t) for t in self.tasks.values()
+                                 if not t.node.hidden])
+        for task in self.tasks.values():
+            if task.writes:
+                self.output_writes(task, task.writes, cached=True)
+        return True
+
+    # --- loading and input -----------------------------------------------------------------
+    def load(self, saved: CheckpointTuple | None) -> None:
+        """Start from the saved checkpoint (or an empty one) with its pending writes."""
+        self.has_parent = saved is not None
+        if saved is None:
+            saved = CheckpointTuple(self.config, empty_checkpoint(), {"step": -2}, None, [])
+        conf = {"checkpoint_ns": "", **self.config[CONF], **saved.config.get(CONF, {})}
+        self.checkpoint_config = {**self.config, **saved.config, CONF: conf}
+        self.prev_checkpoint_config = saved.parent_config
+        self.loaded_id = saved.checkpoint["id"]
+        self.checkpoint, self.metadata = saved.checkpoint, saved.metadata
+        self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
+        self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
+        self.step = self.metadata["step"] + 1
+        self.stop = self.step + self.config.get("recursion_limit", 25) + 1
+        self.previous_versions = dict(self.checkpoint["channel_versions"])
+        updated = self.checkpoint.get("updated_channels")
+        self.updated_channels = set(updated) if updated else None
+
+    def apply_input(self) -> None:
+        """Fresh input starts a new run; None or a Command continues the saved one."""
+        conf = self.config[CONF]
+        is_command = isinstance(self.input, Command)
+        resuming = bool(self.checkpoint["channel_versions"]) and bool(
+            conf.get("__lg_resuming", self.input is None or is_command))
+        addressed = bool(self.checkpoint_config[CONF].get("checkpoint_id"))
+        time_travel = addressed and not (
+            (is_command and self.input.resume is not None) or conf.get("__lg_resuming", False))
+        # replaying an old checkpoint reruns its tasks instead of reusing their writes
+        self.replaying = time_travel or self.superseded
+        if time_travel:
+            self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
+        forks = resuming and time_travel and (
+            self.metadata.get("source") not in ("update", "fork") or self.superseded)
+        carried: list = []
+        if is_command:
+            carried = self.apply_command(self.input, forks)
+        if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
+            updated = apply_writes(self.checkpoint, self.channels,
+                                   [InputWrites((), INPUT, null_writes, [])],
+                                   self.get_next_version, self.graph.trigger_to_nodes)
+            if self.updated_channels is not None:
+                self.updated_channels |= updated
+        self.share_null_resume()
+        if resuming:
+            # breakpoints fire only on changes after this point
+            self.checkpoint["versions_seen"][INTERRUPT] = {
+                k: v for k, v in self.checkpoint["channel_versions"].items() if k in self.channels}
+            if forks:
+                self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
+                self.save_checkpoint({"source": "fork"})
+            self.emit("values", self.read_output())
+        elif input_writes := self.map_input(self.input):
+            # tasks left unfinished by the previous run are dropped, as if they had run
+            discarded = prepare_next_tasks(
+                self.checkpoint, self.pending_writes, self.graph.nodes, self.channels,
+                self.config, self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
+                updated_channels=self.updated_channels)
+            self.updated_channels = apply_writes(
+                self.checkpoint, self.channels,
+                [*discarded.values(), InputWrites((), INPUT, input_writes, [])],
+                self.get_next_version, self.graph.trigger_to_nodes)
+            self.save_checkpoint({"source": "input"})
+        elif "__lg_resuming" not in conf:
+            raise EmptyInputError(
+                f"Received no input for {self.graph.input_channels}: pass a dict of state "
+                "values, or None / Command(resume=...) to continue a thread")
+        if not self.is_nested:
+            conf["__lg_resuming"] = resuming
+        self.resuming = resuming
+
+    def apply_command(self, cmd: Command, forks: bool) -> list:
+        """Command(resume=..., update=..., goto=...) as input: writes of the null task."""
+        if cmd.graph == Command.PARENT:
+            raise InvalidUpdateError("There is no parent graph")
+        resume_map = False
+        if cmd.resume is not None:
+            if not self.saver:
+                raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
+                                   "compile(checkpointer=InMemorySaver()) and pass a thread_id")
+            resume_map = isinstance(cmd.resume, dict) and all(
+                is_interrupt_id(k) for k in cmd.resume)
+            if resume_map:
+                self.config[CONF]["__lg_resume_map"] = cmd.resume
+            elif len(self.pending_interrupts()) > 1:
+                raise RuntimeError(
+                    "When there are multiple pending interrupts, you must specify the interrupt "
+                    "id when resuming: Command(resume={interrupt.id: value, ...})")
+        writes: list = []
+        for target in ([cmd.goto] if isinstance(cmd.goto, (str, Send)) else cmd.goto):
+            if isinstance(target, Send):
+                writes.append((TASKS, target))
+            elif isinstance(target, str):
+                writes.append((BRANCH_TO.format(target), START))
+            else:
+                raise TypeError(f"In Command.goto, expected Send/str, got {type(target).__name__}")
+        if cmd.resume is not None and not resume_map:
+            writes.append((RESUME, cmd.resume))
+        writes.extend(cmd.update_as_tuples())
+        if not writes and not resume_map:
+            raise EmptyInputError("Received empty Command input")
+        if forks:
+            return [(NULL_TASK_ID, c, v) for c, v in writes]
+        if writes:
+            self.put_writes(NULL_TASK_ID, writes)
+        return []
+
+    def map_input(self, value: Any) -> list:
+        """Input dict -> writes to the START channel (LangGraph routes input through it)."""
+        if value is None:
+            return []
+        if not isinstance(value, dict) and not hasattr(type(value), "__annotations__"):
+            raise TypeError(f"Expected input to be a dict, got {type(value).__name__}")
+        return [(START, value)]
+
+    def share_null_resume(self) -> None:
+        """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
+        value = next((v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME),
+                     None)
+        self.config[CONF]["__lg_null_resume"] = [value] if value is not None else (
+            self.config[CONF].get("__lg_parent_null_resume"))
+
+    def pending_interrupts(self) -> set[str]:
+        """Ids of interrupts still waiting for an answer (their task never finished)."""
+        finished = {t for t, c, _ in self.pending_writes if c not in CONTROL_WRITES}
+        return {i.id for t, c, v in self.pending_writes
+                if c == INTERRUPT and t not in finished for i in v}
+
+    # --- steps -----------------------------------------------------------------------------
+    def prepare_tasks(self) -> None:
+        self.tasks = prepare_next_tasks(
+            self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.config,
+            self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
+            updated_channels=self.updated_channels)
+        if self.saver is not None and self.emit_fn is not None:
+            self.emit("checkpoints", out.checkpoint_payload(self))
+
+    def reapply_pending_writes(self) -> None:
+        """A task with saved output already ran: reuse its writes instead of running it again."""
+        for task_id, task in self.tasks.items():
+            done = [(c, v) for t, c, v in self.pending_writes
+                    if t == task_id and c not in CONTROL_WRITES]
+            task.writes.extend(done)
+
+    def commit(self, task: Task, error: BaseException | None) -> None:
+        """Record how a task ended: its writes, its interrupt, or its error."""
+        if isinstance(error, GraphInterrupt):
+            if error.interrupts:
+                writes = [(INTERRUPT, error.interrupts)]
+                writes += [w for w in task.writes if w[0] == RESUME]
+                self.put_writes(task.id, writes)
+        elif isinstance(error, ParentCommand):
+            pass
+        elif error is not None:
+            task.writes.append((ERROR, error))
+            self.put_writes(task.id, task.writes)
+        else:
+            if all(c in CONTROL_WRITES for c, _ in task.writes):
+                task.writes.append((NO_WRITES, None))
+            self.put_writes(task.id, task.writes)
+
+    def put_writes(self, task_id: str, writes: list) -> None:
+        """Keep a task's writes for this step and save them now (durable before the step ends)."""
+        if not writes:
+            return
+        self.written_task_ids.add(task_id)
+        if all(c in WRITES_IDX_MAP for c, _ in writes):
+            writes = list({c: (c, v) for c, v in writes}.values())  # last one per slot wins
+        if task_id == NULL_TASK_ID:
+            self.pending_writes = [w for w in self.pending_writes
+                                   if w[0] != task_id or w[1] not in WRITES_IDX_MAP]
+            writes = sorted(writes, key=lambda w: w[0] in WRITES_IDX_MAP)
+            to_save = [w[1:] for w in self.pending_writes if w[0] == task_id] + list(writes)
+        else:
+            self.pending_writes = [w for w in self.pending_writes if w[0] != task_id]
+            to_save = writes
+        self.pending_writes.extend((task_id, c, v) for c, v in writes)
+        if self.durability != "exit" and self.saver is not None:
+            self.save_writes(task_id, to_save)
+        if task := self.tasks.get(task_id):
+            self.output_writes(task, writes)
+
+    # --- durability --------------------------------------------------------------------------
+    def save_writes(self, task_id: str, writes: list) -> None:
+        """Queue put_writes against the checkpoint the task ran from."""
+        config = {**self.checkpoint_config, CONF: {
+            **self.checkpoint_config[CONF], "checkpoint_ns": self.config[CONF].get(
+                "checkpoint_ns", ""), "checkpoint_id": self.checkpoint["id"]}}
+        task = self.tasks.get(task_id)
+        self.saves.submit("put_writes", config, list(writes), task_id,
+                          task_path_str(task.path) if task else "")
+
+    def save_checkpoint(self, metadata: CheckpointMetadata, exiting: bool = False) -> None:
+        """Snapshot the channels as a new checkpoint and queue its put (publishes the step)."""
+        if exiting and self.checkpoint["id"] == self.loaded_id:
+            return  # nothing ran since the checkpoint we loaded
+        if not exiting:
+            metadata["step"] = self.step
+            metadata["parents"] = self.config[CONF].get("checkpoint_map", {})
+            self.metadata = metadata
+        publish = self.saver is not None and (exiting or self.durability != "exit")
+        self.checkpoint = create_checkpoint(
+            self.checkpoint, self.channels if publish else None, self.step,
+            id=self.checkpoint["id"] if exiting else None, updated_channels=self.updated_channels)
+        if publish:
+            conf = self.checkpoint_config[CONF]
+            self.prev_checkpoint_config = self.checkpoint_config if conf.get(
+                "checkpoint_id") else None
+            conf = {**conf, "checkpoint_ns": self.config[CONF].get("checkpoint_ns", "")}
+            versions = dict(self.checkpoint["channel_versions"])
+            new_versions = new_channel_versions(self.previous_versions, versions)
+            self.previous_versions = versions
+            # a copy: the next step mutates self.checkpoint while the saver may still be writing
+            self.saves.submit("put", {**self.checkpoint_config, CONF: conf},
+                              copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
+            self.checkpoint_config = {**self.checkpoint_config,
+                                      CONF: {**conf, "checkpoint_id": self.checkpoint["id"]}}
+        if not exiting:
+            self.step += 1
+
+    def finish(self, error: BaseException | None) -> bool:
+        """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
+        if self.durability == "exit" and self.saver is not None and (
+                not self.is_nested or error is not None
+                or all(NS_END not in part for part in self.namespace)):
+            self.save_checkpoint(self.metadata, exiting=True)
+            for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes):
+                if task_id in self.written_task_ids:
+                    self.save_writes(task_id, [(c, v) for t, c, v in self.pending_writes
+                                               if t == task_id])
+        if isinstance(error, GraphInterrupt) and not self.is_nested:
+            # siblings that finished before the interrupt still show in the output
+            if self.pending_writes and any(t.writes for t in self.tasks.values()):
+                updated = apply_writes(self.checkpoint, self.channels, self.tasks.values(),
+                                       self.get_next_version, self.graph.trigger_to_nodes)
+                if not updated.isdisjoint(self.graph.output_channels):
+                    self.emit("values", self.read_output())
+            if not error.interrupts:
+                self.emit("updates", {INTERRUPT: ()})
+            self.output = self.read_output()
+            return True
+        if error is None:
+            self.output = self.read_output()
+        return False
+
+    # --- output ------------------------------------------------------------------------------
+    def read_output(self) -> dict:
+        return {k: self.channels[k].get() for k in self.graph.output_channels
+                if self.channels[k].is_available()}
+
+    def emit(self, mode: str, payload: Any) -> None:
+        if self.emit_fn is not None:
+            self.emit_fn(self.namespace, mode, payload)
+
+    def emit_many(self, mode: str, payloads: list) -> None:
+        for payload in payloads:
+            self.emit(mode, payload)
+
+    def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
+        """Stream what a task just wrote: its updates, or the interrupt it raised."""
+        if self.emit_fn is None or task.node.hidden:
+            return
+        if writes[0][0] == INTERRUPT:
+            interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
+            self.emit("updates", {INTERRUPT: interrupts})
+            self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
+        elif writes[0][0] != ERROR:
+            self.emit("updates", out.updates_payload(self.graph, task, writes, cached))
+        if not cached:
+            self.emit("tasks", out.task_result_payload(self.graph, task, writes))
+
+
+def is_interrupt_id(key: Any) -> bool:
+    """Interrupt ids are 32 lowercase hex digits (an xxh3-128 digest)."""
+    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)

@@ -1,0 +1,140 @@
+"""A compiled node: which channels trigger it, what it reads, and which writes its result makes.
+
+graph.py builds these from the StateGraph; algo.py schedules them; runner.py calls them.
+The writes of one task come in LangGraph's order: state updates, Command gotos, static edges,
+joins, then conditional edges. Next: pregel/algo.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from lgcheckpoint.constants import BRANCH_TO, END, START, TASKS
+from lgcheckpoint.errors import InvalidUpdateError, ParentCommand
+from lgcheckpoint.types import Command, RetryPolicy, Send, update_as_tuples
+
+Write = tuple[str, Any]  # (channel, value)
+
+
+def accepts(fn: Callable, name: str) -> bool:
+    """Does the user's callable take a parameter with this name (config, writer)?"""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def is_async_callable(fn: Callable) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+
+@dataclass
+class Branch:
+    """A conditional edge: path(state) names the next node(s), optionally through path_map."""
+
+    path: Callable
+    path_map: dict[Any, str] | None
+    reads: list[str]  # state keys the path function sees
+    mapper: Callable | None  # dict -> schema object (dataclass / pydantic)
+
+    def destinations(self, result: Any) -> list[str | Send]:
+        """Map what path() returned to node names or Send packets; refuse nonsense."""
+        results = result if isinstance(result, (list, tuple)) else [result]
+        if self.path_map is not None:
+            try:
+                dests = [r if isinstance(r, Send) else self.path_map[r] for r in results]
+            except (KeyError, TypeError) as exc:
+                raise ValueError(
+                    f"Conditional edge returned {result!r}, which is not a key of its path_map "
+                    f"{list(self.path_map)}"
+                ) from exc
+        else:
+            dests = list(results)
+        if any(d is None or d == START for d in dests):
+            raise ValueError("Branch did not return a valid destination")
+        if any(isinstance(d, Send) and d.node == END for d in dests):
+            raise InvalidUpdateError("Cannot send a packet to the END node")
+        return dests
+
+
+@dataclass
+class Node:
+    """Everything the loop needs to schedule and run one node."""
+
+    name: str
+    func: Callable | None  # None for START, which only forwards the input
+    triggers: list[str]  # a newer version of any of these schedules the node
+    reads: list[str] | str  # state keys read into the input (START reads its one channel)
+    output_keys: frozenset[str]  # keys a returned dict may write
+    mapper: Callable | None = None  # dict -> schema object, for dataclass / pydantic inputs
+    edges: list[str] = field(default_factory=list)  # trigger channels of static successors
+    joins: list[str] = field(default_factory=list)  # join channels to sign with our name
+    branches: list[Branch] = field(default_factory=list)
+    retry_policy: Sequence[RetryPolicy] = ()
+    ends: tuple[str, ...] = ()  # where a returned Command may go (for get_graph)
+    subgraph: Any = None  # a compiled graph used as this node
+    hidden: bool = False  # START: not streamed, never an interrupt target
+    defer: bool = False
+
+    def __post_init__(self) -> None:
+        fn = self.func
+        self.wants_config = fn is not None and self.subgraph is None and accepts(fn, "config")
+        self.wants_writer = fn is not None and self.subgraph is None and accepts(fn, "writer")
+        self.is_async = fn is not None and is_async_callable(fn)
+
+    def update_writes(self, result: Any) -> list[Write]:
+        """State updates in a node's return value: dict, Command, state object, or None."""
+        if result is None:
+            return []
+        items: list[Any] = list(result) if isinstance(result, (list, tuple)) and any(
+            isinstance(r, Command) for r in result) else [result]
+        writes: list[Write] = []
+        for item in items:
+            if isinstance(item, Command):
+                if item.graph != Command.PARENT:
+                    writes.extend(item.update_as_tuples())
+            elif isinstance(item, dict):
+                writes.extend(item.items())
+            elif isinstance(item, (str, bytes, int, float, list, tuple, set)) or not hasattr(
+                type(item), "__annotations__"
+            ):
+                raise InvalidUpdateError(
+                    f"Expected dict, got {item!r}: node '{self.name}' must return a dict of "
+                    f"state updates (or None, a Command, or a state object)"
+                )
+            else:
+                writes.extend(update_as_tuples(item))
+        return [(k, v) for k, v in writes if k in self.output_keys]
+
+    def control_writes(self, result: Any) -> list[Write]:
+        """Where a returned Command (or Send) sends control next."""
+        if isinstance(result, Send):
+            return [(TASKS, result)]
+        commands = [result] if isinstance(result, Command) else (
+            [r for r in result if isinstance(r, Command)] if isinstance(result, (list, tuple))
+            else [])
+        writes: list[Write] = []
+        for cmd in commands:
+            if cmd.graph == Command.PARENT:
+                raise ParentCommand(cmd)
+            goto = [cmd.goto] if isinstance(cmd.goto, (str, Send)) else cmd.goto
+            for target in goto:
+                if isinstance(target, Send):
+                    writes.append((TASKS, target))
+                elif target != END:
+                    writes.append((BRANCH_TO.format(target), None))
+        return writes
+
+    def static_writes(self) -> list[Write]:
+        """Edges and joins: written every time the node finishes."""
+        return [(chan, None) for chan in self.edges] + [(chan, self.name) for chan in self.joins]
+
+
+def branch_writes(dests: list[str | Send]) -> list[Write]:
+    """Turn a conditional edge's destinations into trigger writes (END writes nothing)."""
+    return [(TASKS, d) if isinstance(d, Send) else (BRANCH_TO.format(d), None)
+            for d in dests if d != END]

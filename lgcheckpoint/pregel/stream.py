@@ -1,0 +1,150 @@
+"""What each stream mode shows: the chunk shapes of updates, tasks, checkpoints and debug.
+
+Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: pregel/runner.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any
+
+from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, RETURN
+from lgcheckpoint.types import PregelTask
+
+
+def updates_payload(graph: Any, task: Any, writes: list, cached: bool = False) -> dict:
+    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts."""
+    keys = graph.output_channels
+    mine = [(c, v) for c, v in writes if c in keys]
+    if not mine:
+        value: Any = None
+    elif any(n > 1 for n in Counter(c for c, _ in mine).values()):
+        value = [{c: v} for c, v in mine]
+    else:
+        value = dict(mine)
+    payload = {task.name: value}
+    if cached:
+        payload["__metadata__"] = {"cached": True}
+    return payload
+
+
+def task_payload(task: Any) -> dict:
+    """A task about to run (stream_mode="tasks")."""
+    return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+
+
+def result_writes(writes: list) -> dict:
+    """Writes as {channel: value}, or {channel: {"$writes": [...]}} when written twice."""
+    result: dict = {}
+    for chan, value in writes:
+        if chan in result:
+            old = result[chan]
+            many = old["$writes"] if isinstance(old, dict) and "$writes" in old else [old]
+            result[chan] = {"$writes": [*many, value]}
+        else:
+            result[chan] = value
+    return result
+
+
+def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
+    """A task that finished (stream_mode="tasks"): its result, error and interrupts."""
+    return {
+        "id": task.id, "name": task.name,
+        "error": next((v for c, v in writes if c == ERROR), None),
+        "result": result_writes([(c, v) for c, v in writes
+                                 if c in graph.stream_channels or c == RETURN]),
+        "interrupts": [interrupt_dict(i) for c, v in writes if c == INTERRUPT for i in v],
+    }
+
+
+def interrupt_dict(interrupt: Any) -> dict:
+    return {"value": interrupt.value, "id": interrupt.id}
+
+
+def with_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
+    """A config that also names the checkpoints of all enclosing graphs (for subgraphs)."""
+    if config is None or not (parents := (metadata or {}).get("parents")):
+        return config
+    conf = config[CONF]
+    return {**config, CONF: {**conf, "checkpoint_map": {
+        **parents, conf["checkpoint_ns"]: conf["checkpoint_id"]}}}
+
+
+def public_config(config: dict | None) -> dict | None:
+    """Only the configurable keys a user may see (no runtime internals)."""
+    if config is None:
+        return None
+    return {CONF: {k: v for k, v in config.get(CONF, {}).items() if not k.startswith("__")}}
+
+
+def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: Any,
+                      live: bool = False) -> tuple[PregelTask, ...]:
+    """Tasks as get_state reports them: each with its error, interrupts, result and state."""
+    out = []
+    for task in tasks:
+        mine = [(c, v) for t, c, v in pending_writes if t == task.id]
+        output = [(c, v) for c, v in mine if c not in (ERROR, INTERRUPT, "__resume__")]
+        error = next((v for c, v in mine if c == ERROR), None)
+        if error is not None and not isinstance(error, BaseException):
+            error = Exception(str(error))
+        interrupts = tuple(i for c, v in mine if c == INTERRUPT
+                           for i in (v if isinstance(v, (list, tuple)) else [v]))
+        if live and output:
+            interrupts = ()
+        keys = graph.stream_channels
+        shown = [(c, v) for c, v in output if c in keys]
+        result = (result_writes(shown) if shown else {}) if output else None
+        out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
+                              states.get(task.id), result))
+    return tuple(out)
+
+
+def subgraph_task_states(tasks: list, config: dict) -> dict:
+    """For tasks that run a subgraph, the config that addresses the child's checkpoints."""
+    parent_ns = config[CONF].get("checkpoint_ns", "")
+    states = {}
+    for task in tasks:
+        if task.node.subgraph is not None:
+            ns = f"{task.name}{NS_END}{task.id}"
+            states[task.id] = {CONF: {"thread_id": config[CONF]["thread_id"],
+                                      "checkpoint_ns": f"{parent_ns}{NS_SEP}{ns}" if parent_ns
+                                      else ns}}
+    return states
+
+
+def checkpoint_payload(loop: Any) -> dict:
+    """stream_mode="checkpoints": the checkpoint just made, shaped like get_state's output."""
+    config = {**loop.checkpoint_config, CONF: {
+        **loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
+    tasks = list(loop.tasks.values())
+    task_list = []
+    for t in tasks_with_writes(tasks, loop.pending_writes, subgraph_task_states(tasks, config),
+                               loop.graph):
+        entry: dict = {"id": t.id, "name": t.name}
+        if t.error:
+            entry.update(error=t.error, state=t.state)
+        else:
+            if t.result:
+                entry["result"] = t.result
+            entry.update(interrupts=tuple(interrupt_dict(i) for i in t.interrupts), state=t.state)
+        task_list.append(entry)
+    return {
+        "config": public_config(with_checkpoint_map(config, loop.metadata)),
+        "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
+                                                           loop.metadata)),
+        "values": {k: loop.channels[k].get() for k in loop.graph.stream_channels
+                   if loop.channels[k].is_available()},
+        "metadata": loop.metadata,
+        "next": [t.name for t in tasks],
+        "tasks": task_list,
+    }
+
+
+def debug_chunk(mode: str, step: int, payload: Any) -> dict:
+    """stream_mode="debug" wraps checkpoints and tasks events with a type and a timestamp."""
+    kind = "checkpoint" if mode == "checkpoints" else (
+        "task_result" if "result" in payload else "task")
+    return {"step": step - 1 if mode == "checkpoints" else step,
+            "timestamp": datetime.now(timezone.utc).isoformat(), "type": kind,
+            "payload": payload}

@@ -1,0 +1,210 @@
+"""The values users hand to the runtime and get back: Send, Command, interrupt(), snapshots.
+
+Names and fields follow ``langgraph.types`` so programs port by changing the import.
+Next: channels.py (where state lives between steps).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence
+
+from xxhash import xxh3_128_hexdigest
+
+from lgcheckpoint.checkpoint.base import RunnableConfig
+from lgcheckpoint.constants import NS_SEP, RESUME
+
+All = Literal["*"]
+Durability = Literal["sync", "async", "exit"]
+StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "custom", "messages"]
+
+
+class Send:
+    """A packet for one node: run `node` next step with `arg` as its input (map-reduce)."""
+
+    __slots__ = ("node", "arg")
+
+    def __init__(self, /, node: str, arg: Any) -> None:
+        self.node, self.arg = node, arg
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Send) and (self.node, self.arg) == (other.node, other.arg)
+
+    def __hash__(self) -> int:
+        return hash((self.node, repr(self.arg)))
+
+    def __repr__(self) -> str:
+        return f"Send(node={self.node!r}, arg={self.arg!r})"
+
+
+@dataclass
+class Command:
+    """What a node (or a caller) wants next: update state, go to nodes, resume an interrupt."""
+
+    graph: str | None = None  # None = this graph, Command.PARENT = the enclosing graph
+    update: Any = None
+    resume: Any = None  # a value, or {interrupt_id: value} for several interrupts
+    goto: Any = ()  # node name, Send, or a list of them
+
+    PARENT: ClassVar[Literal["__parent__"]] = "__parent__"
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if v)
+        return f"Command({parts})"
+
+    def update_as_tuples(self) -> list[tuple[str, Any]]:
+        """The update as (channel, value) pairs, whatever shape the user gave."""
+        return update_as_tuples(self.update)
+
+
+def update_as_tuples(update: Any) -> list[tuple[str, Any]]:
+    """Turn a dict, list of pairs, dataclass or pydantic object into (key, value) writes."""
+    if update is None:
+        return []
+    if isinstance(update, dict):
+        return list(update.items())
+    if isinstance(update, (list, tuple)) and all(
+        isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str) for t in update
+    ):
+        return list(update)
+    if keys := annotated_keys(type(update)):
+        return object_updates(update, keys)
+    return [("__root__", update)]
+
+
+def annotated_keys(cls: type) -> tuple[str, ...]:
+    """Field names declared on a class and its bases (dataclass, pydantic, TypedDict)."""
+    keys: list[str] = []
+    for base in reversed(getattr(cls, "__mro__", ())):
+        ann = base.__dict__.get("__annotations__")
+        if isinstance(ann, dict):
+            keys.extend(k for k in ann if k not in keys)
+    return tuple(keys)
+
+
+def object_updates(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
+    """Writes from a returned state object; a None field counts only if set on purpose."""
+    model_fields = getattr(type(obj), "model_fields", None)
+    kept = getattr(obj, "model_fields_set", None)
+    defaults = {k: f.default for k, f in (model_fields or {}).items()}
+    missing = object()
+    out = []
+    for k in keys:
+        value = getattr(obj, k, missing)
+        if value is missing:
+            continue
+        if value is not None or defaults.get(k, missing) is not None or (kept and k in kept):
+            out.append((k, value))
+    return out
+
+
+@dataclass
+class Overwrite:
+    """Write this value to a reducer channel as is, bypassing the reducer."""
+
+    value: Any
+
+
+def interrupt_id(ns: str, answered: int) -> str:
+    """The id of a task's next interrupt: its namespace hash, plus how many it has answered."""
+    return xxh3_128_hexdigest((f"{ns}{NS_SEP}{answered}" if answered else ns).encode())
+
+
+class Interrupt:
+    """A question a node asked with interrupt(); answer it with Command(resume=...)."""
+
+    __slots__ = ("value", "id")
+
+    def __init__(self, value: Any, id: str = "placeholder-id") -> None:
+        self.value, self.id = value, id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Interrupt) and (self.value, self.id) == (other.value, other.id)
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"Interrupt(value={self.value!r}, id={self.id!r})"
+
+
+def _default_retry_on(exc: BaseException) -> bool:
+    """Retry what looks transient; programming errors fail at once (LangGraph's rule)."""
+    if isinstance(exc, ConnectionError):
+        return True
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return 500 <= status < 600
+    return not isinstance(exc, (
+        ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
+        SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration, OSError,
+    ))
+
+
+class RetryPolicy(NamedTuple):
+    """How to retry a failing node: exponential backoff with optional jitter."""
+
+    initial_interval: float = 0.5  # seconds before the first retry
+    backoff_factor: float = 2.0  # each wait is this many times the last
+    max_interval: float = 128.0
+    max_attempts: int = 3  # including the first try
+    jitter: bool = True  # add up to 1 s of randomness so retries do not stampede
+    retry_on: type[BaseException] | Sequence[type[BaseException]] | Callable[
+        [BaseException], bool
+    ] = _default_retry_on
+
+
+class PregelTask(NamedTuple):
+    """A task of the next step, as get_state reports it."""
+
+    id: str
+    name: str
+    path: tuple
+    error: Exception | None = None
+    interrupts: tuple = ()
+    state: Any = None  # a subgraph's config, or its StateSnapshot with subgraphs=True
+    result: Any = None
+
+
+class StateSnapshot(NamedTuple):
+    """A thread's state at one checkpoint: values, what runs next, and how it came to be."""
+
+    values: Any
+    next: tuple[str, ...]
+    config: RunnableConfig
+    metadata: Any
+    created_at: str | None
+    parent_config: RunnableConfig | None
+    tasks: tuple[PregelTask, ...]
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+# the task running in this thread or asyncio task (set by pregel/runner.py)
+current_task: contextvars.ContextVar[Any] = contextvars.ContextVar("lgcheckpoint_task")
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the graph and surface `value`; on resume, return the answer instead."""
+    task = current_task.get(None)
+    if task is None:
+        raise RuntimeError(
+            "interrupt() can only be called inside a node of a running graph "
+            "(compiled with a checkpointer, so the graph can resume later)"
+        )
+    from lgcheckpoint.errors import GraphInterrupt
+
+    pad = task.scratchpad
+    idx = pad.interrupt_counter
+    pad.interrupt_counter += 1
+    # answered before: replay the answer, and remember all answers so far
+    if idx < len(pad.resume):
+        task.writes.append((RESUME, pad.resume[: idx + 1]))
+        return pad.resume[idx]
+    # answered just now by Command(resume=value)
+    answer = pad.take_null_resume()
+    if answer is not None:
+        pad.resume.append(answer)
+        task.writes.append((RESUME, list(pad.resume)))
+        return answer
+    raise GraphInterrupt((Interrupt(value, interrupt_id(pad.ns, len(pad.resume))),))
