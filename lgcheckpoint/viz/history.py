@@ -89,7 +89,7 @@ class History:
     ns: str
     steps: list[Step]
     node_triggers: dict[str, list[str]]
-    channels: list[str]  # every channel ever versioned, in order of first appearance
+    channels: list[str]  # every channel ever versioned: state keys first, then by first appearance
     subgraphs: dict[str, History] = field(default_factory=dict)  # ns -> history of a subgraph
 
     def __getitem__(self, key: str | int) -> Step:
@@ -162,7 +162,11 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
     tuples = sorted(tuples, key=lambda t: t.checkpoint["id"])  # uuid6 ids sort by time
     keys = {t.checkpoint["id"]: f"c{i}" for i, t in enumerate(tuples)}
     steps = [make_step(i, t, keys) for i, t in enumerate(tuples)]
-    channels = list(dict.fromkeys(ch for s in steps for ch in s.channel_versions))
+    first = {}  # channel -> index of the first checkpoint that has it
+    for s in steps:
+        for ch in s.channel_versions:
+            first.setdefault(ch, s.index)
+    channels = sorted(first, key=lambda ch: (channel_group(ch), first[ch], ch))
     node_triggers = graph_triggers(graph) or infer_triggers(steps, channels)
     by_key = {s.key: s for s in steps}
     for s in steps:
@@ -183,13 +187,13 @@ def make_step(index: int, t: Any, keys: dict[str, str]) -> Step:
     """The fields that come straight from one CheckpointTuple."""
     ck, md = t.checkpoint, dict(t.metadata or {})
     parent_id = (t.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-    values = dict(ck.get("channel_values") or {})
+    values = dict(in_channel_order(ck.get("channel_values")))
     return Step(
         key=keys[ck["id"]], index=index, checkpoint_id=ck["id"],
         ns=t.config["configurable"].get("checkpoint_ns", ""),
         step=md.get("step", -1), source=md.get("source", "?"),
         parent=keys.get(parent_id) if parent_id else None,
-        channel_versions={c: version_number(v) for c, v in ck.get("channel_versions", {}).items()},
+        channel_versions={c: version_number(v) for c, v in in_channel_order(ck.get("channel_versions"))},
         versions_seen={n: {c: version_number(v) for c, v in seen.items()}
                        for n, seen in ck.get("versions_seen", {}).items()},
         updated_channels=sorted(ck.get("updated_channels") or []),
@@ -198,6 +202,18 @@ def make_step(index: int, t: Any, keys: dict[str, str]) -> Step:
         config=t.config, metadata=md,
         tasks=group_writes(t.pending_writes or []),
     )
+
+
+def channel_group(channel: str) -> int:
+    """Sort state keys first, then __start__, routing channels, other internals. Savers return
+    dicts in different key orders (Postgres JSONB sorts by length), so we never rely on theirs."""
+    if not channel.startswith("__") and ":" not in channel:
+        return 0
+    return 1 if channel == "__start__" else 2 if channel_target(channel) else 3
+
+
+def in_channel_order(mapping: dict | None) -> list[tuple[str, Any]]:
+    return sorted((mapping or {}).items(), key=lambda kv: (channel_group(kv[0]), kv[0]))
 
 
 def group_writes(pending: list[tuple[str, str, Any]]) -> list[TaskWrites]:

@@ -1,0 +1,168 @@
+"""What the viewers show for one rich thread (Send, error, interrupt, subgraph, fork), on every
+runtime x saver: the history model, the lineage DOT, the version table, the versions_seen matrix,
+the player frames and the topology. The expected facts are LangGraph's own behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, LineageGraph, SuperStepPlayer,
+                              VersionsSeenMatrix, load_history)
+from lgcheckpoint.viz.history import version_number
+from tests.viz_helpers import COMBOS, open_saver, run_full, run_until_interrupt, runtime
+
+
+@pytest.fixture(params=COMBOS, ids=[f"{rt}-{kind}" for rt, kind in COMBOS])
+def saver_for(request, sqlite_path):
+    """(runtime namespace, an open saver of that runtime's own package)."""
+    rt_name, kind = request.param
+    rt = runtime(rt_name)
+    uri = request.getfixturevalue("postgres_uri") if kind == "postgres" else None
+    with open_saver(rt_name, kind, sqlite_path, uri) as saver:
+        yield rt, saver
+
+
+@pytest.fixture
+def full(saver_for):
+    return run_full(*saver_for)
+
+
+def test_version_number_takes_the_integer_part():
+    assert version_number("00000000000000000000000000000007.0.123") == 7
+    assert version_number(3) == 3 and version_number(None) == 0
+
+
+def test_history_steps_parents_branches(full):
+    h = load_history(full.saver, full.config)
+    assert [s.key for s in h.steps] == [f"c{i}" for i in range(7)]
+    assert [s.step for s in h.steps] == [-1, 0, 1, 2, 3, 4, 2]
+    assert [s.source for s in h.steps] == ["input"] + ["loop"] * 5 + ["update"]
+    assert [s.parent for s in h.steps] == [None, "c0", "c1", "c2", "c3", "c4", "c2"]
+    assert [s.branch for s in h.steps] == [0, 0, 0, 1, 1, 1, 0]  # branch 0 ends at the head
+    assert h.head.key == "c6" and h["c2"].children == ["c3", "c6"]
+
+
+def test_history_writes_grouped_by_task_and_kind(full):
+    h = load_history(full.app, full.config)  # with the graph: task names from get_state
+    c2 = h["c2"]
+    assert sorted(t.name for t in c2.tasks) == ["work", "work"]
+    failed = [t for t in c2.tasks if t.errors]
+    assert len(failed) == 1 and "flaky worker" in str(failed[0].errors[0])
+    assert failed[0].regular  # it was retried: its successful writes are saved beside the error
+    review = [t for t in h["c3"].tasks if t.name == "review"][0]
+    assert [i.value for i in review.interrupts] == [{"items": ["t0", "t1"]}]
+    assert review.resumes and ("verdict", "approve") in review.regular
+
+
+def test_history_triggers_and_next(full):
+    for source in (full.app, full.saver):  # with a graph, and inferred from versions_seen alone
+        h = load_history(source, full.config)
+        assert h["c0"].next == ["__start__"] and h["c1"].next == ["plan"]
+        assert h["c2"].next == ["work", "work"]  # two Send packets, no PULL trigger
+        assert h["c3"].triggered["review"][0].channel == "branch:to:review"
+        assert h["c3"].triggered["review"][0].seen == 0
+        assert h["c5"].next == [] and h["c6"].next == ["work", "work"]
+        assert h["c3"].updated_channels == ["branch:to:review", "items"]
+        assert "topic" in h["c6"].updated_channels  # update_state: derived from the parent diff
+
+
+def test_history_subgraph_namespace(full):
+    h = load_history(full.saver, full.config)
+    (ns, sub), = h.subgraphs.items()
+    assert ns.startswith("polish:")
+    assert [s.source for s in sub.steps] == ["input", "loop", "loop"]
+    assert sub.steps[-1].values["verdict"] == "approve!"
+
+
+def test_lineage_dot(full):
+    dot = LineageGraph(full.app, full.config).dot
+    assert dot == LineageGraph(full.saver, full.config).dot  # task names may differ: not in labels
+    assert "c2 -> c3 [style=dashed, label=\"branch 1\"];" in dot
+    assert "  c2 -> c6;" in dot and "  c4 -> s0c0 [style=dotted];" in dot
+    assert 'c2 [label="c2  step 1  loop\\nupdated: __pregel_tasks, items\\nnext: work, work\\n' \
+           'ERROR in work (retried ok): ' in dot and 'color="#dc2626"' in dot
+    assert 'c3 [label="c3  step 2  loop\\nupdated: branch:to:review, items\\nnext: review\\n' \
+           'INTERRUPT in review", fillcolor="#e5e7eb", color="#d97706"' in dot
+    assert 'c6 [label="HEAD  c6  step 2  update' in dot and 'fillcolor="#fef3c7"' in dot
+    assert "1f" not in dot.replace("#", "")[:0] and full.config["configurable"]["thread_id"] not in dot
+    for step in load_history(full.saver, full.config).steps:  # never raw uuids in the drawing
+        assert step.checkpoint_id not in dot
+
+
+def test_lineage_svg_and_details(full):
+    lineage = LineageGraph(full.app, full.config, selected="c3")
+    svg = lineage.svg()
+    assert svg.startswith("<svg") and svg.count('class="node"') == 7 + 3
+    assert "#fde047" in lineage.dot  # the selected checkpoint
+    details = lineage.details("c3")
+    assert "next: review  because branch:to:review 4 > seen 0" in details
+    assert "INTERRUPT Interrupt({'items': ['t0', 't1']})" in details
+    assert repr(lineage) == f"LineageGraph(thread {full.config['configurable']['thread_id']!r}: " \
+                            "7 checkpoints, 2 branches, head c6)"
+
+
+def test_channel_version_table(full):
+    table = ChannelVersionTable(full.saver, full.config)
+    assert [s.key for s in table.rows] == [f"c{i}" for i in range(7)]
+    assert table.channels[:4] == ["items", "topic", "verdict", "__start__"]
+    assert [table.cell(k, "items") for k in ("c0", "c1", "c2", "c3")] == [None, 2, 3, 4]
+    assert ("c3", "items") in table.changed and ("c3", "topic") not in table.changed
+    assert ("c6", "topic") in table.changed  # compared with its parent c2, not with row c5
+    html = table._repr_html_()
+    assert html.count('class="changed"') == len(table.changed)
+    values = ChannelVersionTable(full.saver, full.config, show="values")
+    assert values.cell("c5", "verdict") == "approve!" and "&#x27;approve!&#x27;" in values._repr_html_()
+    with pytest.raises(ValueError, match="versions"):
+        ChannelVersionTable(full.saver, full.config, show="bytes")
+
+
+def test_versions_seen_matrix(full):
+    m = VersionsSeenMatrix(full.app, full.config, key="c3")
+    assert m.nodes == ["__start__", "plan", "polish", "review", "work"]
+    assert m.seen["plan"]["branch:to:plan"] == 2 and m.current["branch:to:plan"] == 3
+    assert m.seen["review"]["branch:to:review"] is None and m.current["branch:to:review"] == 4
+    assert m.fires == {("review", "branch:to:review")}  # why next == [review]
+    assert ("plan", "branch:to:plan") in m.behind - m.fires  # moved, but holds no value
+    assert m.colour("review", "branch:to:review") == "#f87171"
+    assert m.text().splitlines()[0] == "c3 step 2: next = review"
+    assert "review     branch:to:review=0/4!" in m.text()
+    png = m.png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert set(m._repr_mimebundle_()) == {"image/png", "text/plain"}
+
+
+def test_player_frames(full):
+    player = SuperStepPlayer(full.app, full.config, until="c5")
+    assert len(player.frames) == 6
+    assert player.frames[2].ran == ["plan"] and player.frames[3].ran == ["work", "work"]
+    assert ("plan", "work") in player.frames[2].fired and ("work", "review") in player.frames[3].fired
+    text = player.frame_text(4)
+    assert text.splitlines()[:4] == ["frame 5/6: c4 step 3 (loop)", "ran: review",
+                                     "  review wrote verdict = 'approve'",
+                                     "  review wrote branch:to:polish = None"]
+    assert "moved: verdict 2->5" in text and text.endswith("next: polish")
+    dot = player.frame_dot(3)
+    assert '"work" [fillcolor="#fca5a5"]' in dot and '"review" [color="#2563eb", penwidth=2.5]' in dot
+    assert "INTERRUPT" in player.frame_text(3)
+    head = SuperStepPlayer(full.saver, full.config)  # no graph: topology from the writes
+    assert [f.step.key for f in head.frames] == ["c0", "c1", "c2", "c6"]
+    assert ("work", "review", False) in head.topology.edges
+
+
+def test_graph_drawing(full):
+    drawing = GraphDrawing(full.app)
+    assert repr(drawing) == "GraphDrawing(6 nodes, 5 edges)"
+    assert '"plan" -> "work" [style=dashed];' in drawing.dot
+    assert drawing._repr_mimebundle_()["image/svg+xml"].startswith("<svg")
+
+
+def test_dot_is_deterministic_across_savers_and_runtimes(saver_for, sqlite_path):
+    rt, saver = saver_for
+    run = run_until_interrupt(rt, saver)
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    reference = run_until_interrupt(runtime("langgraph"), InMemorySaver())
+    ours, theirs = LineageGraph(run.saver, run.config), LineageGraph(reference.saver, reference.config)
+    assert ours.dot == theirs.dot  # same graph + input -> the very same text on any saver/runtime
+    assert ChannelVersionTable(run.saver, run.config)._repr_html_() == \
+        ChannelVersionTable(reference.saver, reference.config)._repr_html_()
