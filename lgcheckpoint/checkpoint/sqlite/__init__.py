@@ -52,14 +52,13 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         """Create the tables if missing (idempotent; every verb calls it first)."""
         if self.is_setup:
             return
-        with self._translated():
-            try:
-                self.conn.executescript(sql.SETUP_SCRIPT)
-                self.conn.execute(sql.ADD_TASK_PATH)
-                self.conn.commit()
-            except sqlite3.OperationalError as exc:
-                if not sql.setup_done_anyway(exc):
-                    raise
+        try:
+            self.conn.executescript(sql.SETUP_SCRIPT)
+            self.conn.execute(sql.ADD_TASK_PATH)
+            self.conn.commit()
+        except sqlite3.OperationalError as exc:
+            if not sql.setup_done_anyway(exc):
+                raise
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -148,18 +147,12 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
-        """Hold the lock (tables set up first) and report driver errors in plain words."""
+        """Hold the lock (tables set up first); driver errors come out in plain words."""
         with self.lock:
-            self.setup()
-            with self._translated():
+            try:
+                self.setup()
                 yield
-
-    @contextmanager
-    def _translated(self) -> Iterator[None]:
-        try:
-            yield
-        except (sqlite3.Error, ValueError) as exc:
-            better = sql.explain(exc)
-            if better is exc:
-                raise
-            raise better from exc
+            except (sqlite3.Error, ValueError) as exc:
+                if (better := sql.explain(exc)) is None:
+                    raise
+                raise better from exc

@@ -58,16 +58,15 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         """Create the tables if missing (idempotent; every verb calls it first)."""
         if self.is_setup:
             return
-        async with self._translated():
-            if not self.conn._thread.is_alive() and self.conn._running:
-                await self.conn  # a connection made with aiosqlite.connect() but never awaited
-            try:
-                await self.conn.executescript(sql.SETUP_SCRIPT)
-                await self.conn.execute(sql.ADD_TASK_PATH)
-                await self.conn.commit()
-            except sqlite3.OperationalError as exc:
-                if not sql.setup_done_anyway(exc):
-                    raise
+        if not self.conn._thread.is_alive() and self.conn._running:
+            await self.conn  # a connection made with aiosqlite.connect() but never awaited
+        try:
+            await self.conn.executescript(sql.SETUP_SCRIPT)
+            await self.conn.execute(sql.ADD_TASK_PATH)
+            await self.conn.commit()
+        except sqlite3.OperationalError as exc:
+            if not sql.setup_done_anyway(exc):
+                raise
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -199,18 +198,12 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[None]:
-        """Hold the lock (tables set up first) and report driver errors in plain words."""
+        """Hold the lock (tables set up first); driver errors come out in plain words."""
         async with self.lock:
-            await self.setup()
-            async with self._translated():
+            try:
+                await self.setup()
                 yield
-
-    @asynccontextmanager
-    async def _translated(self) -> AsyncIterator[None]:
-        try:
-            yield
-        except (sqlite3.Error, ValueError) as exc:
-            better = sql.explain(exc)
-            if better is exc:
-                raise
-            raise better from exc
+            except (sqlite3.Error, ValueError) as exc:
+                if (better := sql.explain(exc)) is None:
+                    raise
+                raise better from exc

@@ -91,15 +91,6 @@ class CheckpointRow(NamedTuple):
     metadata: bytes | None
 
 
-class WriteRow(NamedTuple):
-    """A row of ``writes``: one value a task wrote to one channel."""
-
-    task_id: str
-    channel: str
-    type: str | None
-    value: bytes | None
-
-
 Address = tuple[str, str]  # (thread_id, checkpoint_ns)
 
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
@@ -217,31 +208,29 @@ def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Seq
              serde: SerializerProtocol) -> CheckpointTuple:
     """Decode a row and its writes; ``config`` is the caller's when it named the checkpoint."""
     row = CheckpointRow(*row)
-    where = f"thread {row.thread_id!r}, namespace {row.checkpoint_ns!r}, checkpoint {row.checkpoint_id!r}"
-    checkpoint = _decode(serde, (row.type, row.checkpoint), f"the checkpoint blob of {where}")
-    if not isinstance(checkpoint, dict) or "channel_values" not in checkpoint:
-        raise InvalidCheckpointError(f"the checkpoint blob of {where} is not a checkpoint "
-                                     f"(decoded to a {type(checkpoint).__name__})")
     try:
+        checkpoint = serde.loads_typed((row.type, row.checkpoint))
         metadata = json.loads(row.metadata) if row.metadata is not None else {}
-    except ValueError as exc:
-        raise InvalidCheckpointError(f"the metadata of {where} is not valid JSON: {exc}") from exc
-    pending: list[PendingWrite] = [
-        (w.task_id, w.channel, _decode(serde, (w.type, w.value), f"write {w.task_id}/{w.channel} of {where}"))
-        for w in map(WriteRow._make, writes)
-    ]
+        if not isinstance(checkpoint, dict) or "channel_values" not in checkpoint:
+            raise TypeError(f"decoded to a {type(checkpoint).__name__}, not a checkpoint")
+    except Exception as exc:  # noqa: BLE001 - any decoder failure means the stored bytes are bad
+        raise InvalidCheckpointError(f"{_where(row)}: the checkpoint or metadata column could not "
+                                     f"be decoded (type tag {row.type!r}): {exc}") from exc
+    pending: list[PendingWrite] = []
+    for task_id, channel, type_, value in writes:
+        try:
+            pending.append((task_id, channel, serde.loads_typed((type_, value))))
+        except Exception as exc:  # noqa: BLE001
+            raise InvalidCheckpointError(f"{_where(row)}: the write of task {task_id!r} to channel "
+                                         f"{channel!r} could not be decoded: {exc}") from exc
     parent = as_config(*row[:2], row.parent_checkpoint_id) if row.parent_checkpoint_id else None
     return CheckpointTuple(config or as_config(*row[:3]), checkpoint, metadata, parent, pending)
 
 
-def _decode(serde: SerializerProtocol, typed: tuple[str | None, bytes | None], what: str) -> Any:
-    """loads_typed, with a corrupt or foreign blob reported as InvalidCheckpointError naming the row."""
-    try:
-        return serde.loads_typed(typed)
-    except Exception as exc:  # noqa: BLE001 - any decoder failure means the stored bytes are bad
-        raise InvalidCheckpointError(
-            f"{what} could not be decoded (type tag {typed[0]!r}): {type(exc).__name__}: {exc}"
-        ) from exc
+def _where(row: CheckpointRow) -> str:
+    """Names a stored checkpoint in an error message."""
+    return (f"thread {row.thread_id!r}, namespace {row.checkpoint_ns!r}, "
+            f"checkpoint {row.checkpoint_id!r}")
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -347,8 +336,8 @@ def next_version(current: str | int | None) -> str:
 _AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
 
 
-def explain(exc: Exception) -> Exception:
-    """Turn a driver error into one that says what went wrong and what to do."""
+def explain(exc: Exception) -> Exception | None:
+    """A clearer error for a driver error (what went wrong, what to do), or None to keep it."""
     text = str(exc)
     if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text or text in _AIOSQLITE_CLOSED:
         return RuntimeError("the saver's SQLite connection is closed: use the saver inside its "
@@ -365,4 +354,4 @@ def explain(exc: Exception) -> Exception:
     if "database is locked" in text:
         return TimeoutError(f"{text}: another process held the write lock for more than "
                             f"{BUSY_TIMEOUT_MS // 1000} s")
-    return exc
+    return None

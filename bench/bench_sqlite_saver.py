@@ -1,0 +1,99 @@
+"""Our SqliteSaver against LangGraph's, on a file: put / put_writes / get_tuple throughput and storage.
+
+Each (saver, measurement) runs in its own subprocess so neither warms the other's caches; timings
+are medians of several rounds after ``gc.collect(); gc.freeze()``. Run:
+
+    python bench/bench_sqlite_saver.py            # full run (~1 min, ~1 GB of temporary files)
+    python bench/bench_sqlite_saver.py --quick    # smaller, for a smoke test
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+OPS = ("put", "put_writes", "get_tuple", "storage")
+SAVERS = {"ours": "lgcheckpoint.checkpoint.sqlite", "langgraph": "langgraph.checkpoint.sqlite"}
+
+
+def checkpoint(i: int, values: dict) -> dict:
+    """A plain checkpoint dict, identical for both libraries (ids sort by i)."""
+    return {"v": 4, "id": f"1f000000-0000-6000-8000-{i:012d}", "ts": "2026-01-01T00:00:00+00:00",
+            "channel_values": values, "updated_channels": list(values),
+            "channel_versions": {k: f"{i:032}.{0.5:016}" for k in values},
+            "versions_seen": {"node": {k: f"{i:032}.{0.5:016}" for k in values}}}
+
+
+SMALL = {"messages": [f"message {i} " * 8 for i in range(10)], "count": 7, "flag": True}
+
+
+def run_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict:
+    """Time one verb of one saver; returns ops/s per round (or bytes for storage)."""
+    module = __import__(SAVERS[saver_name], fromlist=["SqliteSaver"])
+    with module.SqliteSaver.from_conn_string(path) as saver:
+        saver.setup()
+        cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        if op == "storage":  # 500 puts of a checkpoint whose 1 MB channel never changes
+            big = {"doc": "x" * 1_000_000, "step": 0}
+            for i in range(n):
+                cfg = saver.put(cfg, checkpoint(i, {**big, "step": i}), {"step": i}, {"step": 1})
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return {"bytes": os.path.getsize(path)}
+        saved = [cfg := saver.put(cfg, checkpoint(i, SMALL), {"source": "loop", "step": i}, {})
+                 for i in range(n)]
+        for c in saved:
+            saver.put_writes(c, [("messages", "hi"), ("count", 1), ("branch:to:b", None)], "task-0")
+        gc.collect()
+        gc.freeze()
+        rates = []
+        for r in range(rounds):
+            start = time.perf_counter()
+            if op == "put":
+                base = n * (r + 1)
+                for i in range(n):
+                    cfg = saver.put(cfg, checkpoint(base + i, SMALL), {"source": "loop", "step": i}, {})
+            elif op == "put_writes":
+                for c in saved:
+                    saver.put_writes(c, [("messages", "hi"), ("count", 2)], f"task-{r + 1}")
+            else:
+                for c in saved:
+                    assert saver.get_tuple(c) is not None
+            rates.append(n / (time.perf_counter() - start))
+        return {"rates": rates}
+
+
+def measure(saver_name: str, op: str, n: int, rounds: int) -> dict:
+    """Run one worker in a fresh interpreter on a fresh file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([sys.executable, __file__, "--worker", saver_name, op, str(n), str(rounds),
+                              os.path.join(tmp, "bench.sqlite")], capture_output=True, text=True,
+                             check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(quick: bool) -> None:
+    n, rounds, big_puts = (200, 3, 50) if quick else (1000, 5, 500)
+    print(f"SqliteSaver on a file: {n} ops x {rounds} rounds (median), storage after {big_puts} puts "
+          "of a 1 MB channel that never changes")
+    print(f"{'measurement':<22}{'ours':>14}{'langgraph':>14}{'ours/langgraph':>16}")
+    for op in OPS:
+        mine, theirs = (measure(s, op, big_puts if op == "storage" else n, rounds) for s in SAVERS)
+        if op == "storage":
+            a, b, unit = mine["bytes"] / 1e6, theirs["bytes"] / 1e6, "MB"
+        else:
+            a, b, unit = statistics.median(mine["rates"]), statistics.median(theirs["rates"]), "ops/s"
+        print(f"{op + ' (' + unit + ')':<22}{a:>14.1f}{b:>14.1f}{a / b:>15.2f}x")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        name, op, n, rounds, path = sys.argv[2:7]
+        print(json.dumps(run_worker(name, op, int(n), int(rounds), path)))
+    else:
+        main(quick="--quick" in sys.argv)
