@@ -112,8 +112,9 @@ class StateGraph:
         self.channels: dict[str, Channel] = {}
         self.schemas: dict[Any, list[str]] = {}
         self.nodes: dict[str, NodeSpec] = {}
-        self.edges: dict[tuple[str, str], None] = {}  # insertion-ordered set
-        self.waiting_edges: dict[tuple[tuple[str, ...], str], None] = {}
+        # plain sets, as in LangGraph: a node's edge writes follow set order (hash-dependent)
+        self.edges: set[tuple[str, str]] = set()
+        self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, dict[str, BranchSpec]] = {}
         for schema in (state_schema, self.input_schema, self.output_schema):
             self._add_schema(schema)
@@ -180,7 +181,7 @@ class StateGraph:
                 raise ValueError("END cannot be a start node")
             if end_key == START:
                 raise ValueError("START cannot be an end node")
-            self.edges[(start_key, end_key)] = None
+            self.edges.add((start_key, end_key))
             return self
         for start in start_key:
             if start == END:
@@ -191,7 +192,7 @@ class StateGraph:
             raise ValueError("START cannot be an end node")
         if end_key != END and end_key not in self.nodes:
             raise ValueError(f"Need to add_node `{end_key}` first")
-        self.waiting_edges[(tuple(start_key), end_key)] = None
+        self.waiting_edges.add((tuple(start_key), end_key))
         return self
 
     def add_conditional_edges(self, source: str, path: Callable,

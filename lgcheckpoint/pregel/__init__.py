@@ -11,11 +11,13 @@ from collections import deque
 from typing import Any, AsyncIterator, Iterator, NamedTuple
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
-from lgcheckpoint.constants import CONF, END, NS_END, NS_SEP, START
+from lgcheckpoint.constants import CONF, END, START
 from lgcheckpoint.errors import GraphRecursionError
+from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step
+from lgcheckpoint.types import StateSnapshot
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
 
@@ -242,6 +244,46 @@ class Pregel:
                 "stop condition. You can increase the limit by setting the `recursion_limit` "
                 "config key, e.g. invoke(input, {'recursion_limit': 100}).")
 
+    # --- state outside a run ------------------------------------------------------------------
+    def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
+        """The thread's latest state (or the checkpoint config names), with what runs next."""
+        saver = state.state_saver(self, config)
+        if found := state.subgraph_for(self, config, saver):
+            return found[0].get_state(found[1], subgraphs=subgraphs)
+        config = state.thread_config(config)
+        return state.snapshot(self, config, saver.get_tuple(config), saver, recurse=subgraphs,
+                              live="checkpoint_id" not in config[CONF])
+
+    def get_state_history(self, config: dict, *, filter: dict | None = None,
+                          before: dict | None = None, limit: int | None = None
+                          ) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
+        saver = state.state_saver(self, config)
+        if found := state.subgraph_for(self, config, saver):
+            yield from found[0].get_state_history(found[1], filter=filter, before=before,
+                                                  limit=limit)
+            return
+        config = state.thread_config(config)
+        config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
+        for saved in list(saver.list(config, filter=filter, before=before, limit=limit)):
+            yield state.snapshot(self, saved.config, saved, saver)
+
+    def update_state(self, config: dict, values: Any, as_node: str | None = None,
+                     task_id: str | None = None) -> dict:
+        """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
+        return state.update_state(self, config, values, as_node, task_id)
+
+    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
+        return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
+
+    async def aget_state_history(self, config: dict, **kwargs: Any) -> AsyncIterator[StateSnapshot]:
+        for snap in await asyncio.to_thread(lambda: list(self.get_state_history(config, **kwargs))):
+            yield snap
+
+    async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
+                            task_id: str | None = None) -> dict:
+        return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
     # --- inspecting and drawing --------------------------------------------------------------
     def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
         """Nodes and edges (with conditional edges from path maps), for drawing."""
@@ -309,4 +351,3 @@ def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
     return latest
 
 
-_ = (NS_END, NS_SEP, asyncio)  # used by the state API below

@@ -1,0 +1,195 @@
+"""Reading and editing a thread's state outside a run: get_state, get_state_history, update_state.
+
+A snapshot is rebuilt from a stored checkpoint: restore the channels, ask prepare_next_tasks
+what would run next, and attach each task's saved writes (errors, interrupts, results).
+update_state applies values as if node `as_node` had returned them, making a new checkpoint
+with source "update". Next: graph.py shows how the nodes these functions re-run were built.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty_checkpoint
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, END, INPUT, INTERRUPT, NS_END, NS_SEP, START
+from lgcheckpoint.errors import InvalidUpdateError
+from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.algo import (
+    InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, task_path_str,
+)
+from lgcheckpoint.pregel.checkpoint import (
+    channels_from_checkpoint, create_checkpoint, new_channel_versions,
+)
+from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.types import StateSnapshot
+
+
+def state_saver(graph: Any, config: dict) -> Any:
+    """The saver that holds this graph's checkpoints (its own, or the parent's for a subgraph)."""
+    saver = graph.checkpointer or config.get(CONF, {}).get("__lg_checkpointer")
+    if not saver:
+        raise ValueError("No checkpointer set: compile(checkpointer=InMemorySaver()) to keep "
+                         "state between runs, then call get_state with the run's thread_id")
+    if config.get(CONF, {}).get("thread_id") is None:
+        raise ValueError("get_state needs config={'configurable': {'thread_id': ...}}")
+    return saver
+
+
+def subgraph_for(graph: Any, config: dict, saver: Any) -> tuple[Any, dict] | None:
+    """A config whose checkpoint_ns points inside a subgraph is answered by that subgraph."""
+    conf = config[CONF]
+    ns = conf.get("checkpoint_ns", "")
+    if not ns or "__lg_checkpointer" in conf:
+        return None
+    for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP)):
+        node = graph.nodes.get(name)
+        if node is None or node.subgraph is None:
+            raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
+        graph = node.subgraph
+    return graph, {**config, CONF: {**conf, "__lg_checkpointer": saver}}
+
+
+def thread_config(config: dict) -> dict:
+    conf = {**config.get(CONF, {})}
+    conf["thread_id"] = str(conf["thread_id"])
+    return {**config, CONF: conf}
+
+
+def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any,
+             recurse: bool = False, live: bool = False) -> StateSnapshot:
+    """The state at one checkpoint: values, next tasks with their writes, interrupts."""
+    if saved is None:
+        return StateSnapshot({}, (), config, None, None, None, (), ())
+    checkpoint = copy_checkpoint(saved.checkpoint)
+    pending = list(saved.pending_writes or [])
+    channels = channels_from_checkpoint(graph.channels, checkpoint)
+    step = saved.metadata.get("step", -1) + 1
+    tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config, step,
+                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None)
+    states = out.subgraph_task_states(list(tasks.values()), saved.config)
+    if recurse:
+        for tid, sub_config in states.items():
+            sub = graph.nodes[tasks[tid].name].subgraph
+            states[tid] = sub.get_state(
+                {CONF: {**sub_config[CONF], "__lg_checkpointer": saver}}, subgraphs=True)
+    if null_writes := null_task_writes(pending):
+        apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])], None,
+                     graph.trigger_to_nodes)
+    if live and pending:
+        # show the result of tasks that already finished, as if the step were done
+        for tid, task in tasks.items():
+            task.writes.extend((c, v) for t, c, v in pending
+                               if t == tid and c not in CONTROL_WRITES)
+        if done := [t for t in tasks.values() if t.writes]:
+            apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes)
+    reported = out.tasks_with_writes(list(tasks.values()), pending, states, graph, live=live)
+    return StateSnapshot(
+        {k: channels[k].get() for k in graph.stream_channels if channels[k].is_available()},
+        tuple(t.name for t in tasks.values() if not t.writes),
+        out.with_checkpoint_map(saved.config, saved.metadata),
+        saved.metadata,
+        saved.checkpoint["ts"],
+        out.with_checkpoint_map(saved.parent_config, saved.metadata),
+        reported,
+        tuple(i for t in reported for i in t.interrupts),
+    )
+
+
+def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
+    """update_state without as_node: the node that ran last, if exactly one did."""
+    if len(graph.nodes) == 1:
+        return next(iter(graph.nodes))
+    if not any(v for seen in versions_seen.values() for v in seen.values()):
+        return START if START in graph.nodes else None
+    last = sorted((v, n) for n, seen in versions_seen.items() if n in graph.nodes
+                  for v in seen.values())
+    if len(last) == 1 or (last and last[-1][0] != last[-2][0]):
+        return last[-1][1]
+    return None
+
+
+def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
+                 task_id: str | None = None) -> dict:
+    """Apply `values` as if `as_node` returned them; returns the new checkpoint's config."""
+    saver = state_saver(graph, config)
+    if found := subgraph_for(graph, config, saver):
+        sub, sub_config = found
+        return sub.update_state(sub_config, values, as_node, task_id)
+    config = thread_config(config)
+    conf = {"checkpoint_ns": "", **config[CONF]}
+    config = {**config, CONF: conf}
+    saved = saver.get_tuple(config)
+    checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
+    previous_versions = dict(checkpoint["channel_versions"])
+    step = saved.metadata.get("step", -1) if saved else -1
+    checkpoint_config = {**config, CONF: {**conf, **saved.config[CONF]}} if saved else config
+    channels = channels_from_checkpoint(graph.channels, checkpoint)
+    pending = list(saved.pending_writes or []) if saved else []
+    parents = saved.metadata.get("parents", {}) if saved else {}
+    version = saver.get_next_version
+
+    def publish(source: str, new_step: int, id_step: int | None = None) -> dict:
+        new = create_checkpoint(checkpoint, channels, new_step if id_step is None else id_step)
+        put = saver.put(checkpoint_config, new, {"source": source, "step": new_step,
+                                                 "parents": parents},
+                        new_channel_versions(previous_versions, new["channel_versions"]))
+        return out.with_checkpoint_map(put, saved.metadata if saved else None)
+
+    next_tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels,
+                                    saved.config if saved else config, step + 1,
+                                    trigger_to_nodes=graph.trigger_to_nodes,
+                                    updated_channels=None) if saved else {}
+    if values is None and as_node == END:
+        # finish the step as if every pending task had completed with its saved writes
+        if saved is not None:
+            if null_writes := null_task_writes(pending):
+                apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])],
+                             version, graph.trigger_to_nodes)
+            for tid, task in next_tasks.items():
+                task.writes.extend((c, v) for t, c, v in pending
+                                   if t == tid and c not in CONTROL_WRITES)
+            apply_writes(checkpoint, channels, next_tasks.values(), version,
+                         graph.trigger_to_nodes)
+        return publish("update", step + 1, id_step=step)
+    if as_node == INPUT:
+        if values is None:
+            raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
+        apply_writes(checkpoint, channels, [InputWrites((), INPUT, [(START, values)], [])],
+                     version, graph.trigger_to_nodes)
+        return publish("input", step + 1 if saved and saved.metadata.get("step") is not None
+                       else -1)
+    if as_node is None:
+        as_node = infer_as_node(graph, checkpoint["versions_seen"])
+        if as_node is None:
+            raise InvalidUpdateError("Ambiguous update, specify as_node=<name of a node>")
+    if as_node not in graph.nodes:
+        raise InvalidUpdateError(
+            f"Node {as_node} does not exist: as_node must be one of {sorted(graph.nodes)}")
+    node = graph.nodes[as_node]
+    task = InputWrites((INTERRUPT, 0), as_node, [], [INTERRUPT])
+    tid = task_id or next((t.id for t in next_tasks.values() if t.name == as_node), None) or str(
+        uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
+    writes = task.writes
+    writes.extend(node.update_writes(values))
+    writes.extend(node.control_writes(values))
+    writes.extend(node.static_writes())
+    for branch in node.branches:
+        state = local_read(channels, writes, branch.reads)
+        state = branch.mapper(state) if branch.mapper else (
+            {**values, **state} if isinstance(values, dict) else state)
+        writes.extend(branch_writes(branch.destinations(branch.path(state))))
+    if saved is not None and writes and not superseded(saver, config, saved):
+        # the update is also kept as the writes of that task on the checkpoint it edits
+        saver.put_writes(checkpoint_config, list(writes), tid, task_path_str(task.path))
+    apply_writes(checkpoint, channels, [task], version, graph.trigger_to_nodes)
+    return publish("update", step + 1)
+
+
+def superseded(saver: Any, config: dict, saved: CheckpointTuple) -> bool:
+    """Did the config address an old checkpoint (the thread has moved past it)?"""
+    if not config[CONF].get("checkpoint_id"):
+        return False
+    latest = saver.get_tuple({**config, CONF: {
+        k: v for k, v in config[CONF].items() if k != "checkpoint_id"}})
+    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
