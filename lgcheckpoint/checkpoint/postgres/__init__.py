@@ -86,7 +86,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first; ``filter`` matches metadata by JSONB containment."""
         statement = sql.select_many(config, filter, before, limit)
-        for row in self._fetch(statement) if statement else ():
+        for row in self._fetch(statement):
             yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------

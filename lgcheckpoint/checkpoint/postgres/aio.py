@@ -81,7 +81,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         statement = sql.select_many(config, filter, before, limit)
-        for row in await self._fetch(statement) if statement else ():
+        for row in await self._fetch(statement):
             yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------

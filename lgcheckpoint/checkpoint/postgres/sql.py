@@ -247,8 +247,8 @@ def select_many(
     filter: dict[str, Any] | None,
     before: RunnableConfig | None,
     limit: int | None,
-) -> Statement | None:
-    """Newest first; None when the filter cannot match anything (so nothing needs to run)."""
+) -> Statement:
+    """Newest first, filtered by thread / namespace / checkpoint, metadata, ``before``, ``limit``."""
     wheres: list[str] = []
     params: list[Any] = []
     if config is not None:
@@ -266,8 +266,6 @@ def select_many(
         if not isinstance(filter, dict):
             raise TypeError(f"filter must be a dict of metadata key -> value, got {filter!r}")
         text = to_json(filter, "filter")
-        if "\\u0000" in text:
-            return None  # stored metadata never holds NUL, so such a filter matches nothing
         wheres.append("metadata @> %s::jsonb")
         params.append(text)
     if before is not None and (before_id := get_checkpoint_id(before)):
@@ -413,8 +411,8 @@ def decode(serde: SerializerProtocol, type_tag: bytes | None, blob: bytes | None
     """Deserialize one stored value; a row that cannot be read names itself in the error."""
     try:
         return serde.loads_typed(((type_tag or b"").decode(), blob if blob is not None else b""))
-    except InvalidCheckpointError:
-        raise  # the serializer already says what is wrong (e.g. a type not allow-listed)
+    except InvalidCheckpointError as exc:  # keep its class (e.g. UnsafeTypeError), add the row
+        raise type(exc)(f"cannot decode the stored {what}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any failure here means the stored bytes are bad
         raise InvalidCheckpointError(
             f"cannot decode the stored {what} (type {type_tag!r}): {exc}"
@@ -424,10 +422,10 @@ def decode(serde: SerializerProtocol, type_tag: bytes | None, blob: bytes | None
 def to_json(obj: Any, what: str) -> str:
     """JSON for a JSONB column, refusing what Postgres cannot store with a message that says so."""
     try:
-        text = json.dumps(obj)
+        text = json.dumps(obj, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"the {what} must be JSON-serializable to be stored in Postgres: {exc}") from exc
-    if "\\u0000" in text and what != "filter":
+    if "\\u0000" in text:  # (so no stored metadata has one, and a filter with one matches nothing)
         raise ValueError(f"the {what} contains a NUL character, which Postgres JSONB cannot store")
     return text
 

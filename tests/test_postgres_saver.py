@@ -1,0 +1,411 @@
+"""PostgresSaver / AsyncPostgresSaver beyond the conformance suite: LangGraph interop both ways on one
+database, blob sharing, filter-key injection, the errors a user meets, and concurrent threads."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import threading
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import psycopg
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver as LGBaseSaver
+from langgraph.checkpoint.base import CheckpointTuple as LGCheckpointTuple
+from langgraph.checkpoint.postgres import PostgresSaver as LGPostgresSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import ConnectionPool
+
+from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
+from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
+from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError
+
+pytestmark = pytest.mark.postgres
+
+
+# --- helpers -------------------------------------------------------------------------------------
+@pytest.fixture
+def saver(postgres_uri):
+    """Our saver on the session database, tables set up and emptied."""
+    with PostgresSaver.from_conn_string(postgres_uri) as saver:
+        saver.setup()
+        saver.conn.execute("TRUNCATE checkpoints, checkpoint_blobs, checkpoint_writes")
+        yield saver
+
+
+def cfg(thread_id: str = "t", ns: str = "", checkpoint_id: str | None = None) -> dict:
+    conf = {"thread_id": thread_id, "checkpoint_ns": ns}
+    if checkpoint_id:
+        conf["checkpoint_id"] = checkpoint_id
+    return {"configurable": conf}
+
+
+def make_checkpoint(**values: Any) -> dict:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = values
+    checkpoint["channel_versions"] = {k: sql.next_version(None) for k in values}
+    return checkpoint
+
+
+def put_chain(saver, thread_id: str = "t", n: int = 3, **meta: Any) -> list[dict]:
+    """n checkpoints in a row, each the parent of the next, with a changing 'step' channel."""
+    saved, parent, versions = [], cfg(thread_id), {}
+    for step in range(n):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"step": step}
+        versions = {"step": saver.get_next_version(versions.get("step"))}
+        checkpoint["channel_versions"] = dict(versions)
+        parent = saver.put(parent, checkpoint, {"source": "loop", "step": step, **meta}, versions)
+        saved.append(parent)
+    return saved
+
+
+def count(saver, table: str, where: str = "TRUE", params: tuple = ()) -> int:
+    return saver.conn.execute(f"SELECT count(*) FROM {table} WHERE {where}", params).fetchone()[0]
+
+
+def plain(value: Any) -> Any:
+    """Compare tuples across libraries: their Interrupt and ours differ only in class."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if type(value).__name__ == "Interrupt":
+        return ("Interrupt", value.value, value.id)
+    return value
+
+
+class OnLangGraph(LGBaseSaver):
+    """Lets a LangGraph graph run on our saver (LangGraph insists on its own base class)."""
+
+    def __init__(self, ours: PostgresSaver) -> None:
+        super().__init__()
+        self.ours = ours
+
+    def get_tuple(self, config):
+        found = self.ours.get_tuple(config)
+        return LGCheckpointTuple(*found) if found else None
+
+    def list(self, config, **kwargs):
+        return (LGCheckpointTuple(*t) for t in self.ours.list(config, **kwargs))
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        return self.ours.put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        self.ours.put_writes(config, writes, task_id, task_path)
+
+    def get_next_version(self, current, channel):
+        return self.ours.get_next_version(current)
+
+
+class State(TypedDict):
+    text: str  # a str: LangGraph keeps it inline in every checkpoint, we keep it in one blob
+    doc: dict
+    n: int
+    log: Annotated[list[str], operator.add]
+
+
+def langgraph_graph():
+    """Fan-out (several writes in one step), a subgraph (a second namespace) and an interrupt."""
+    inner = StateGraph(State)
+    inner.add_node("inner", lambda s: {"log": ["inner"]})
+    inner.add_edge(START, "inner")
+
+    def approve(state: State) -> dict:
+        return {"doc": {**state["doc"], "ok": interrupt("approve?")}, "log": ["approve"]}
+
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1, "log": ["a"]})
+    g.add_node("b", lambda s: {"n": s["n"] * 2, "log": ["b"]})
+    g.add_node("c", lambda s: {"log": ["c"]})
+    g.add_node("sub", inner.compile())
+    g.add_node("approve", approve)
+    for edge in [(START, "a"), ("a", "b"), ("a", "c"), ("b", "sub"), ("sub", "approve"), ("approve", END)]:
+        g.add_edge(*edge)
+    return g
+
+
+START_STATE = {"text": "hello " * 10, "doc": {"k": 1}, "n": 1, "log": []}
+
+
+def reference_final_state(resume: Any) -> dict:
+    """What LangGraph alone ends with, on its in-memory saver."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    app = langgraph_graph().compile(checkpointer=InMemorySaver())
+    app.invoke(START_STATE, cfg("reference"))
+    return app.invoke(Command(resume=resume), cfg("reference"))
+
+
+def history(saver, thread_id: str) -> list:
+    return plain([tuple(t) for t in saver.list({"configurable": {"thread_id": thread_id}})])
+
+
+# --- interop with LangGraph's PostgresSaver on one database --------------------------------------
+def test_reads_a_thread_langgraph_wrote(saver, postgres_uri):
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        app = langgraph_graph().compile(checkpointer=lg)
+        app.invoke(START_STATE, cfg("lg"))
+        app.invoke(Command(resume=True), cfg("lg"))
+        theirs = history(lg, "lg")
+    assert len(theirs) > 8 and any(t[0]["configurable"]["checkpoint_ns"] for t in theirs)
+    assert history(saver, "lg") == theirs
+    assert any(t[4] for t in theirs)  # pending writes were compared too
+
+
+def test_langgraph_reads_what_we_wrote_and_resumes_it(saver, postgres_uri):
+    app = langgraph_graph().compile(checkpointer=OnLangGraph(saver))
+    interrupted = app.invoke(START_STATE, cfg("ours"))
+    assert "__interrupt__" in interrupted
+    assert count(saver, "checkpoints", "checkpoint -> 'channel_values' <> '{}'") == 0  # no inline values
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        assert history(lg, "ours") == history(saver, "ours")
+        final = langgraph_graph().compile(checkpointer=lg).invoke(Command(resume="yes"), cfg("ours"))
+    assert final == reference_final_state("yes") and final["doc"] == {"k": 1, "ok": "yes"}
+
+
+def test_thread_started_by_langgraph_goes_on_with_ours(saver, postgres_uri):
+    """An unchanged str that LangGraph kept inline (no blob) survives into our checkpoints."""
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        langgraph_graph().compile(checkpointer=lg).invoke(START_STATE, cfg("mixed"))
+    final = langgraph_graph().compile(checkpointer=OnLangGraph(saver)).invoke(Command(resume=1), cfg("mixed"))
+    assert final == reference_final_state(1) and final["text"] == START_STATE["text"]
+    latest = saver.get_tuple(cfg("mixed"))
+    assert latest.checkpoint["channel_values"]["text"] == START_STATE["text"]
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        assert plain(tuple(lg.get_tuple(cfg("mixed")))) == plain(tuple(latest))
+
+
+# --- storage: every value is a blob keyed by version ---------------------------------------------
+@pytest.mark.parametrize("big", ["x" * 100_000, {"rows": list(range(10_000))}], ids=["str", "dict"])
+def test_an_unchanged_channel_is_stored_once(saver, postgres_uri, big):
+    def fill(target, thread_id: str, n: int = 20) -> None:
+        parent, versions = cfg(thread_id), {}
+        for step in range(n):
+            changed = ["step"] if step else ["step", "big"]
+            for channel in changed:
+                versions[channel] = target.get_next_version(versions.get(channel), None)
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"big": big, "step": step}
+            checkpoint["channel_versions"] = dict(versions)
+            parent = target.put(parent, checkpoint, {"step": step}, {c: versions[c] for c in changed})
+
+    fill(saver, "ours")
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        fill(lg, "theirs")
+    assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'big'") == 1
+    assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'step'") == 20
+    inline = "thread_id = 'theirs' AND checkpoint -> 'channel_values' ? 'big'"
+    assert count(saver, "checkpoints", inline) == (20 if isinstance(big, str) else 0)
+    assert saver.get_tuple(cfg("ours")).checkpoint["channel_values"] == {"big": big, "step": 19}
+
+
+def test_a_backslash_in_a_channel_name_round_trips(saver):
+    checkpoint = make_checkpoint(**{"a\\b": 1, "c\\x00d": "v", "ünï": [1]})
+    saver.put(cfg(), checkpoint, {}, checkpoint["channel_versions"])
+    assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"a\\b": 1, "c\\x00d": "v", "ünï": [1]}
+
+
+def test_prune_and_delete_for_runs_drop_only_unshared_blobs(saver):
+    saved = put_chain(saver, "p", n=4, run_id="r1")
+    saver.put_writes(saved[-1], [("step", 9)], "task")
+    saver.prune(["p"])
+    assert count(saver, "checkpoints", "thread_id = 'p'") == 1
+    assert count(saver, "checkpoint_blobs", "thread_id = 'p'") == 1
+    kept = saver.get_tuple(cfg("p"))
+    assert kept.parent_config is None and kept.pending_writes == [("task", "step", 9)]
+
+    put_chain(saver, "runs", n=2, run_id="keep")
+    last = saver.get_tuple(cfg("runs"))
+    checkpoint = {**last.checkpoint, "id": empty_checkpoint()["id"]}  # same versions: shares blobs
+    saver.put(last.config, checkpoint, {"run_id": "drop"}, {})
+    saver.delete_for_runs(["keep"])
+    assert [t.metadata["run_id"] for t in saver.list(cfg("runs"))] == ["drop"]
+    assert saver.get_tuple(cfg("runs")).checkpoint["channel_values"] == {"step": 1}
+    assert saver.get_tuple(cfg("runs")).parent_config is None
+
+
+# --- filter keys are data, never SQL -------------------------------------------------------------
+ATTACKS = [
+    "x') OR '1'='1",
+    "source' OR 1=1 --",
+    "a') UNION SELECT 'forged', '', 'forged', NULL, '{}'::jsonb, '{}'::jsonb, NULL, NULL --",
+    "'; DROP TABLE checkpoints; --",
+    'quote"double',
+    "$.source",
+    "k" * 10_000,
+]
+
+
+@pytest.mark.parametrize("key", ATTACKS)
+def test_attack_keys_match_nothing_and_run_nothing(saver, key):
+    put_chain(saver, "victim", n=3)
+    assert list(saver.list(None, filter={key: "1"})) == []
+    assert list(saver.list(None, filter={key: "loop", "source": "loop"})) == []
+    assert saver.get_tuple(cfg(key)) is None
+    saver.delete_thread(key)
+    assert count(saver, "checkpoints") == 3 and count(saver, "checkpoint_blobs") == 3
+
+
+@pytest.mark.parametrize("key", ATTACKS)
+def test_odd_keys_filter_like_plain_ones(saver, key):
+    put_chain(saver, "a", n=2, **{key: "yes"})
+    put_chain(saver, "b", n=2, **{key: "no"})
+    found = list(saver.list(None, filter={key: "yes"}))
+    assert [t.config["configurable"]["thread_id"] for t in found] == ["a", "a"]
+    assert list(saver.list(cfg(key))) == []  # the key as a thread id names no thread
+
+
+@pytest.mark.parametrize("filter", [{"a\x00b": "loop"}, {"source": "lo\x00op"}, {"x": {"y\x00": 1}}])
+def test_nul_in_a_filter_is_refused_before_any_sql(saver, filter):
+    put_chain(saver, "victim", n=1)
+    with pytest.raises(ValueError, match="NUL"):
+        list(saver.list(None, filter=filter))
+
+
+def test_filter_values_compare_by_json_type(saver):
+    for i, value in enumerate([1, True, "1", 1.5, None, {"k": [1, 2]}]):
+        put_chain(saver, f"t{i}", n=1, v=value)
+
+    def threads(value):
+        return sorted(t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"v": value}))
+
+    assert threads(1) == ["t0"] and threads(True) == ["t1"] and threads("1") == ["t2"]
+    assert threads(1.5) == ["t3"] and threads(None) == ["t4"] and threads({"k": [1, 2]}) == ["t5"]
+
+
+# --- errors a user meets -----------------------------------------------------------------------------
+def test_config_mistakes_say_what_to_do(saver):
+    with pytest.raises(ValueError, match="thread_id"):
+        saver.get_tuple({"configurable": {}})
+    with pytest.raises(ValueError, match="thread_id"):
+        saver.put({}, make_checkpoint(), {}, {})
+    with pytest.raises(ValueError, match="checkpoint_id"):
+        saver.put_writes(cfg(), [("a", 1)], "task")
+    with pytest.raises(ValueError, match="strategy"):
+        saver.prune(["t"], strategy="everything")
+    with pytest.raises(TypeError, match="not a single str"):
+        saver.prune("t")
+    with pytest.raises(ValueError, match="limit"):
+        list(saver.list(None, limit=-1))
+    with pytest.raises(TypeError, match="Connection"):
+        PostgresSaver("postgresql://not-a-connection")
+
+
+def test_connection_mistakes_say_what_to_do(postgres_uri):
+    with psycopg.connect(postgres_uri) as conn:  # autocommit off: our transactions would never commit
+        with pytest.raises(ValueError, match="autocommit"):
+            PostgresSaver(conn).get_tuple(cfg())
+    with PostgresSaver.from_conn_string(postgres_uri) as saver:
+        pass
+    with pytest.raises(psycopg.OperationalError, match="closed"):
+        saver.get_tuple(cfg())
+
+
+def test_missing_tables_say_run_setup(postgres_uri):
+    with psycopg.connect(postgres_uri, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS empty_schema CASCADE; CREATE SCHEMA empty_schema")
+    uri = make_conninfo(postgres_uri, options="-csearch_path=empty_schema")
+    with PostgresSaver.from_conn_string(uri) as saver:
+        with pytest.raises(SaverNotSetUpError, match=r"setup\(\)"):
+            saver.get_tuple(cfg())
+        with pytest.raises(SaverNotSetUpError, match=r"setup\(\)"):
+            saver.put(cfg(), make_checkpoint(a=1), {}, {})
+
+
+def test_corrupt_rows_raise_invalid_checkpoint_naming_the_row(saver):
+    saved = put_chain(saver, "bad", n=1)
+    saver.put_writes(saved[0], [("out", "fine")], "task-1")
+    saver.conn.execute("UPDATE checkpoint_blobs SET blob = '\\xc1c1c1'::bytea WHERE thread_id = 'bad'")
+    with pytest.raises(InvalidCheckpointError, match="channel 'step' of thread 'bad'"):
+        saver.get_tuple(cfg("bad"))
+    saver.conn.execute("UPDATE checkpoint_blobs SET type = 'no-such-type' WHERE thread_id = 'bad'")
+    with pytest.raises(InvalidCheckpointError, match="'step'"):
+        list(saver.list(cfg("bad")))
+    saver.conn.execute("DELETE FROM checkpoint_blobs WHERE thread_id = 'bad'")
+    saver.conn.execute("UPDATE checkpoint_writes SET blob = '\\xc1'::bytea WHERE thread_id = 'bad'")
+    with pytest.raises(InvalidCheckpointError, match="write to 'out' by task 'task-1'"):
+        saver.get_tuple(cfg("bad"))
+
+
+@pytest.mark.parametrize("metadata", [{"k\x00": 1}, {"nested": {"v": "a\x00"}}, {"x": float("nan")}, {"o": object()}])
+def test_a_failed_put_leaves_nothing_half_written(saver, metadata):
+    """The blobs go out first in the pipeline; the checkpoint row then fails: both roll back."""
+    checkpoint = make_checkpoint(a="value", b={"k": 1})
+    with pytest.raises((ValueError, TypeError), match="metadata"):
+        saver.put(cfg("half"), checkpoint, metadata, checkpoint["channel_versions"])
+    assert count(saver, "checkpoint_blobs") == 0 and count(saver, "checkpoints") == 0
+    saver.put(cfg("half"), checkpoint, {}, checkpoint["channel_versions"])  # the connection is fine
+    assert saver.get_tuple(cfg("half")).checkpoint["channel_values"] == {"a": "value", "b": {"k": 1}}
+
+
+def test_special_writes_are_redone_ordinary_writes_are_kept(saver):
+    saved = put_chain(saver, n=1)[0]
+    saver.put_writes(saved, [("out", 1)], "task")
+    saver.put_writes(saved, [("out", 2)], "task")  # a replayed task: its first writes stand
+    saver.put_writes(saved, [("__error__", "first")], "task")
+    saver.put_writes(saved, [("__error__", "second")], "task")  # a retry's error replaces the old
+    assert saver.get_tuple(saved).pending_writes == [("task", "__error__", "second"), ("task", "out", 1)]
+
+
+# --- many threads, one saver -------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["connection", "pool"])
+def test_eight_threads_write_at_once(saver, postgres_uri, kind):
+    pool = ConnectionPool(postgres_uri, min_size=2, max_size=4, kwargs={"autocommit": True}, open=True)
+    shared = saver if kind == "connection" else PostgresSaver(pool)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for saved in put_chain(shared, f"worker-{i}", n=10):
+                shared.put_writes(saved, [("out", i)], f"task-{i}")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=30)
+    pool.close()
+    assert not errors
+    assert count(saver, "checkpoints") == 80 and count(saver, "checkpoint_writes") == 80
+    for i in range(8):
+        latest = saver.get_tuple(cfg(f"worker-{i}"))
+        assert latest.checkpoint["channel_values"] == {"step": 9}
+        assert latest.pending_writes == [(f"task-{i}", "out", i)]
+        assert len(list(saver.list(cfg(f"worker-{i}")))) == 10
+
+
+# --- the async saver ------------------------------------------------------------------------------------
+async def test_async_saver_reads_what_the_sync_one_wrote(saver, postgres_uri):
+    saved = put_chain(saver, "shared", n=3)
+    saver.put_writes(saved[-1], [("out", "x")], "task")
+    async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
+        found = [t async for t in asaver.alist(cfg("shared"))]
+        assert found == list(saver.list(cfg("shared")))
+        assert await asaver.aget_tuple(cfg("shared")) == saver.get_tuple(cfg("shared"))
+        # its sync verbs work from another thread, and refuse on the loop they would block
+        assert await asyncio.to_thread(asaver.get_tuple, cfg("shared")) == found[0]
+        with pytest.raises(RuntimeError, match="event loop"):
+            asaver.get_tuple(cfg("shared"))
+
+
+async def test_async_saver_errors(postgres_uri):
+    with pytest.raises(TypeError, match="AsyncConnection"):
+        AsyncPostgresSaver(psycopg.connect(postgres_uri, autocommit=True))
+    async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
+        await asaver.setup()
+        with pytest.raises(ValueError, match="thread_id"):
+            await asaver.aget_tuple({"configurable": {}})
+        thread = str(uuid.uuid4())
+        with pytest.raises(ValueError, match="metadata"):
+            await asaver.aput(cfg(thread), make_checkpoint(a="v"), {"k\x00": 1}, {"a": "1"})
+        assert await asaver.aget_tuple(cfg(thread)) is None
+    with pytest.raises(psycopg.OperationalError, match="closed"):
+        await asaver.aget_tuple(cfg())
