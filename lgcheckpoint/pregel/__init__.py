@@ -51,6 +51,7 @@ class Run(NamedTuple):
     modes: list[str]
     durability: str
     chunks: deque
+    output_keys: list[str]
     interrupt_before: Any
     interrupt_after: Any
 
@@ -78,12 +79,14 @@ class Pregel:
                **kwargs: Any) -> Any:
         """Run to completion (or to an interrupt) and return the final state."""
         modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
                       stream_mode: str = "values", **kwargs: Any) -> Any:
         modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        kwargs.setdefault("output_keys", self.output_channels)
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
 
@@ -92,7 +95,8 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
                output_keys: Any = None, **_: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after)
+        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
+                            output_keys)
         saves = SyncSaves(run.saver, run.durability)
         saved, superseded = self._load(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
@@ -121,7 +125,8 @@ class Pregel:
                       debug: bool | None = None, output_keys: Any = None,
                       **_: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after)
+        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
+                            output_keys)
         saves = AsyncSaves(run.saver, run.durability)
         saved, superseded = await self._aload(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
@@ -144,7 +149,7 @@ class Pregel:
         self._raise_outcome(loop, run, error, suppressed)
 
     def _prepare(self, config: dict | None, stream_mode: Any, durability: str | None,
-                 interrupt_before: Any, interrupt_after: Any) -> Run:
+                 interrupt_before: Any, interrupt_after: Any, output_keys: Any) -> Run:
         """Validate the config and pick the saver, modes and durability of one run."""
         config = {**(config or {})}
         conf = config["configurable"] = {**config.get("configurable", {})}
@@ -168,6 +173,7 @@ class Pregel:
             if mode not in STREAM_MODES:
                 raise ValueError(f"Unknown stream_mode {mode!r}: use one of {STREAM_MODES}")
         return Run(config, saver, modes, durability, deque(),
+                   self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
 
@@ -223,7 +229,8 @@ class Pregel:
         loop = PregelLoop(self, input, run.config, saved=saved, saver=run.saver, saves=saves,
                           durability=run.durability, emit=emit,
                           interrupt_before=run.interrupt_before,
-                          interrupt_after=run.interrupt_after, superseded=superseded)
+                          interrupt_after=run.interrupt_after, output_keys=run.output_keys,
+                          superseded=superseded)
         return loop
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:

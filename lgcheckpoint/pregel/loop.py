@@ -40,12 +40,14 @@ class PregelLoop:
 
     def __init__(self, graph: Pregel, input: Any, config: dict, *, saved: CheckpointTuple | None,
                  saver: Any, saves: Any, durability: str, emit: Emit | None,
-                 interrupt_before: Any, interrupt_after: Any, superseded: bool = False) -> None:
+                 interrupt_before: Any, interrupt_after: Any, output_keys: list[str],
+                 superseded: bool = False) -> None:
         self.graph, self.input, self.config, self.saver = graph, input, config, saver
         self.saves = saves  # the ordered background queue of saver calls (runner.py)
         self.durability, self.emit_fn = durability, emit
         self.interrupt_before, self.interrupt_after = interrupt_before, interrupt_after
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
+        self.output_keys = output_keys  # what values chunks and the final output show
         conf = config[CONF]
         self.is_nested = "__lg_task_id" in conf  # running as a node of a parent graph
         ns = conf.get("checkpoint_ns", "")
@@ -66,7 +68,7 @@ class PregelLoop:
             self.updated_channels = apply_writes(
                 self.checkpoint, self.channels, self.tasks.values(), self.get_next_version,
                 self.graph.trigger_to_nodes)
-            if not self.updated_channels.isdisjoint(self.graph.output_channels):
+            if not self.updated_channels.isdisjoint(self.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
             self.replaying = False
@@ -336,7 +338,7 @@ class PregelLoop:
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = apply_writes(self.checkpoint, self.channels, self.tasks.values(),
                                        self.get_next_version, self.graph.trigger_to_nodes)
-                if not updated.isdisjoint(self.graph.output_channels):
+                if not updated.isdisjoint(self.output_keys):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -348,7 +350,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return {k: self.channels[k].get() for k in self.graph.output_channels
+        return {k: self.channels[k].get() for k in self.output_keys
                 if self.channels[k].is_available()}
 
     def emit(self, mode: str, payload: Any) -> None:
@@ -368,7 +370,7 @@ class PregelLoop:
             self.emit("updates", {INTERRUPT: interrupts})
             self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
         elif writes[0][0] != ERROR:
-            self.emit("updates", out.updates_payload(self.graph, task, writes, cached))
+            self.emit("updates", out.updates_payload(self.output_keys, task, writes, cached))
         if not cached:
             self.emit("tasks", out.task_result_payload(self.graph, task, writes))
 

@@ -13,9 +13,8 @@ from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, RETUR
 from lgcheckpoint.types import PregelTask
 
 
-def updates_payload(graph: Any, task: Any, writes: list, cached: bool = False) -> dict:
+def updates_payload(keys: list[str], task: Any, writes: list, cached: bool = False) -> dict:
     """{node: {key: value}} for one task; repeated keys become a list of single-key dicts."""
-    keys = graph.output_channels
     mine = [(c, v) for c, v in writes if c in keys]
     if not mine:
         value: Any = None
