@@ -23,7 +23,7 @@ def one_more_update(lib):
 
 
 def test_a_different_run_compares_unequal():
-    with pytest.raises(AssertionError, match=r"scenario linear_chain: .*differ(.|\n)*\+## update_state"):
+    with pytest.raises(pytest.fail.Exception, match=r"scenario linear_chain: .*differ(.|\n)*\+## update_state"):
         assert_same("linear_chain", record(linear_chain, LANGGRAPH), record(one_more_update, LANGGRAPH))
 
 

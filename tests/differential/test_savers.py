@@ -1,7 +1,9 @@
-"""Issue 3 core scenarios on every lgcheckpoint saver, each compared to LangGraph + InMemorySaver.
+"""Every scenario on our persistent savers (SQLite file, Postgres), compared with LangGraph.
 
-The saver must not change what a run observes: a SQLite file or a Postgres database gives the same
-normalised history (checkpoints, versions, writes, metadata) as LangGraph's in-memory reference.
+Issue 3 scenarios are compared with LangGraph + InMemorySaver: the saver must not change what a run
+observes. Issue 4 scenarios are compared with LangGraph on the same kind of saver, because there
+LangGraph's own savers differ from each other (two interrupts in one node: InMemorySaver keeps
+every answer in the ``__resume__`` write, SqliteSaver and PostgresSaver keep the first one).
 """
 
 import contextlib
@@ -11,6 +13,7 @@ import pytest
 from tests.differential.harness import assert_same, record
 from tests.differential.libs import LANGGRAPH, OURS
 from tests.differential.scenarios_issue3 import ISSUE3
+from tests.differential.scenarios_issue4 import ISSUE4
 
 CORE = [name for name in ISSUE3 if name != "no_checkpointer"]
 TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
@@ -29,16 +32,22 @@ def fresh_postgres(lib, uri):
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def ours_saver(request):
-    """A factory for one of our persistent savers (memory is covered by test_issue3)."""
+def saver_factory(request):
+    """A factory for one kind of persistent saver, taking the library (memory is test_issue3's)."""
     if request.param == "sqlite":
         path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.SqliteSaver.from_conn_string(path)
+        return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")
     uri = request.getfixturevalue("postgres_uri")
     return lambda lib: fresh_postgres(lib, uri)
 
 
 @pytest.mark.parametrize("name", CORE)
-def test_saver_same_as_langgraph_memory(name, ours_saver):
+def test_issue3_on_saver_same_as_langgraph_memory(name, saver_factory):
     scenario = ISSUE3[name]
-    assert_same(name, record(scenario, LANGGRAPH), record(scenario, OURS, ours_saver), "langgraph", "ours")
+    assert_same(name, record(scenario, LANGGRAPH), record(scenario, OURS, saver_factory))
+
+
+@pytest.mark.parametrize("name", list(ISSUE4))
+def test_issue4_on_saver_same_as_langgraph_same_saver(name, saver_factory):
+    scenario = ISSUE4[name]
+    assert_same(name, record(scenario, LANGGRAPH, saver_factory), record(scenario, OURS, saver_factory))
