@@ -10,7 +10,14 @@ from collections import deque, namedtuple
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from enum import Enum, IntEnum
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+)
 from typing import Annotated, Any, NamedTuple, Optional, TypedDict
 from uuid import UUID
 from zoneinfo import ZoneInfo
@@ -124,7 +131,9 @@ CORPUS: dict[str, Any] = {
     "nested_dataclass": Shape("tri", [Point(0, 0), Point(1, 0)], datetime(2020, 5, 5), Color.BLUE),
     "namedtuple": Pair(Point(1, 1), [1, 2]),
     "collections_namedtuple": OldPair(1, "b"),
-    "pydantic_v2": Person(name="ann", tags={"x"}, address=Address(city="Oslo", since=date(2001, 2, 3))),
+    "pydantic_v2": Person(
+        name="ann", tags={"x"}, address=Address(city="Oslo", since=date(2001, 2, 3))
+    ),
     "pydantic_v1": LegacyPerson(name="bob", age=42),
     "secret": Note(text="t", secret=pydantic.SecretStr("hunter2")),
     "exception": ValueError("boom"),
@@ -166,7 +175,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 

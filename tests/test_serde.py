@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, ForwardRef, Literal, Optional, TypedDict, Union
 
+import langgraph.types as lg_types
 import pydantic
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -17,7 +18,6 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as LangGraphS
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 import lgcheckpoint.types as our_types
-import langgraph.types as lg_types
 from lgcheckpoint.checkpoint.serde import msgpack_ext
 from lgcheckpoint.checkpoint.serde.allowlist import collect_allowlist
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -62,14 +62,18 @@ def test_langgraph_reads_what_we_wrote(name):
 def test_top_level_tags_match_langgraph(value):
     ours = OURS.dumps_typed(value)
     assert ours == THEIRS.dumps_typed(value)
-    assert ours[0] == {type(None): "null", bytes: "bytes", bytearray: "bytearray"}.get(type(value), "msgpack")
+    assert ours[0] == {type(None): "null", bytes: "bytes", bytearray: "bytearray"}.get(
+        type(value), "msgpack"
+    )
     assert OURS.loads_typed(ours) == value and type(OURS.loads_typed(ours)) is type(value)
 
 
 def test_extension_codes_are_langgraphs():
     names = [n for n in dir(msgpack_ext) if n.startswith("EXT_") and n != "EXT_CODES"]
     assert len(names) == 8 == len(msgpack_ext.EXT_CODES)
-    assert {n: getattr(msgpack_ext, n) for n in names} == {n: getattr(lg_jsonplus, n) for n in names}
+    assert {n: getattr(msgpack_ext, n) for n in names} == {
+        n: getattr(lg_jsonplus, n) for n in names
+    }
 
 
 # --- what cannot be encoded ---------------------------------------------------------------
@@ -100,7 +104,10 @@ def test_unencodable_raises_like_langgraph_or_pickles_on_request(value):
 
 RUNTIME_PAIRS = [
     (our_types.Send("node", {"x": 1}), lg_types.Send("node", {"x": 1})),
-    (our_types.Interrupt("question?", "abc123"), lg_types.Interrupt(value="question?", id="abc123")),
+    (
+        our_types.Interrupt("question?", "abc123"),
+        lg_types.Interrupt(value="question?", id="abc123"),
+    ),
     (our_types.Command(resume={"a": 1}, goto="n"), lg_types.Command(resume={"a": 1}, goto="n")),
     (our_types.Overwrite([1, 2]), lg_types.Overwrite([1, 2])),
 ]
@@ -140,7 +147,10 @@ def test_inspect_mode_returns_opaque_and_writes_it_back_unchanged():
     blob = THEIRS.dumps_typed({"messages": MESSAGES})
     seen = JsonPlusSerializer(inspect=True).loads_typed(blob)
     first = seen["messages"][0]
-    assert isinstance(first, Opaque) and (first.module, first.name) == ("langchain_core.messages.human", "HumanMessage")
+    assert isinstance(first, Opaque) and (first.module, first.name) == (
+        "langchain_core.messages.human",
+        "HumanMessage",
+    )
     assert first.data["content"] == "hi" and "0x" not in repr(first)
     assert repr(first).startswith("Opaque(langchain_core.messages.human.HumanMessage, {")
     assert JsonPlusSerializer().dumps_typed(seen) == blob  # viewers can copy what they cannot build
@@ -230,7 +240,10 @@ LEGACY = [
     (lc2("uuid", "UUID", args=["0c94bc684d5349b69c991e7f5284c31a"]), CORPUS["uuid"]),
     (lc2("builtins", "set", args=[[1, 2]]), {1, 2}),
     (lc2("decimal", "Decimal", args=["1.5"]), CORPUS["decimal"].__class__("1.5")),
-    ({"outer": [lc2("datetime", "date", args=[2020, 1, 2])]}, {"outer": [CORPUS["date"].replace(2020, 1, 2)]}),
+    (
+        {"outer": [lc2("datetime", "date", args=[2020, 1, 2])]},
+        {"outer": [CORPUS["date"].replace(2020, 1, 2)]},
+    ),
     (lc2("tests.serde_corpus", "Point", kwargs={"x": 1, "y": 2}), Point(1, 2)),
 ]
 
@@ -244,34 +257,59 @@ def test_legacy_json_decodes_like_langgraph(record, value):
 
 
 def test_legacy_json_pydantic_and_datetime_methods():
-    ours = JsonPlusSerializer(allowed_json_modules=[(__name__.split(".")[0], __name__.split(".")[1], "Inner")])
+    ours = JsonPlusSerializer(
+        allowed_json_modules=[(__name__.split(".")[0], __name__.split(".")[1], "Inner")]
+    )
     model = lc2(__name__, "Inner", kwargs={"n": 3}, method=[None, "model_construct"])
     assert ours.loads_typed(("json", json.dumps(model).encode())) == Inner(n=3)
     stamp = lc2("datetime", "datetime", method="fromisoformat", args=["2024-01-02T03:04:05"])
     blob = ("json", json.dumps(stamp).encode())
     assert ours.loads_typed(blob) == CORPUS["datetime_naive"].replace(microsecond=0)
-    assert LangGraphSerializer().loads_typed(blob) is None  # LangGraph 1.2 ignores `method` and loses it
+    assert (
+        LangGraphSerializer().loads_typed(blob) is None
+    )  # LangGraph 1.2 ignores `method` and loses it
 
 
 def test_legacy_json_langchain_objects_need_inspect_mode():
-    record = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"],
-              "kwargs": {"content": "hi"}}
+    record = {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", "HumanMessage"],
+        "kwargs": {"content": "hi"},
+    }
     blob = ("json", json.dumps({"messages": [record]}).encode())
     with pytest.raises(UnsafeTypeError, match="LangChain object"):
         JsonPlusSerializer().loads_typed(blob)
     seen = JsonPlusSerializer(inspect=True).loads_typed(blob)
-    assert seen == {"messages": [Opaque("langchain.schema.messages", "HumanMessage", {"content": "hi"})]}
+    assert seen == {
+        "messages": [Opaque("langchain.schema.messages", "HumanMessage", {"content": "hi"})]
+    }
 
 
-@pytest.mark.parametrize("blob", [("json", b"{not json"), ("json", b"\xff\xfe"), ("msgpack", b"\xc1"),
-                                  ("nope", b""), ("msgpack", "text, not bytes")])
+@pytest.mark.parametrize(
+    "blob",
+    [
+        ("json", b"{not json"),
+        ("json", b"\xff\xfe"),
+        ("msgpack", b"\xc1"),
+        ("nope", b""),
+        ("msgpack", "text, not bytes"),
+    ],
+)
 def test_corrupt_or_unknown_data_is_a_clear_error(blob):
     with pytest.raises(InvalidCheckpointError):
         JsonPlusSerializer().loads_typed(blob)
 
 
 def test_allowed_type_with_bad_arguments_is_a_clear_error():
-    blob = ("msgpack", msgpack_ext.pack(__import__("ormsgpack").Ext(1, msgpack_ext.pack(("datetime", "date", (2024, 13, 1))))))
+    blob = (
+        "msgpack",
+        msgpack_ext.pack(
+            __import__("ormsgpack").Ext(1, msgpack_ext.pack(("datetime", "date", (2024, 13, 1))))
+        ),
+    )
     with pytest.raises(InvalidCheckpointError, match=r"datetime\.date .*month must be in 1\.\.12"):
         JsonPlusSerializer().loads_typed(blob)
-    assert JsonPlusSerializer(inspect=True).loads_typed(blob) == Opaque("datetime", "date", [2024, 13, 1], 1)
+    assert JsonPlusSerializer(inspect=True).loads_typed(blob) == Opaque(
+        "datetime", "date", [2024, 13, 1], 1
+    )

@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as LangGraphSerializer
 
 from lgcheckpoint.checkpoint.serde.jsonplus import TAGS, JsonPlusSerializer
-from lgcheckpoint.checkpoint.serde.types import Opaque
 from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
 from tests.serde_corpus import CORPUS, CorpusState, Point
 
-DOCUMENTED_ERRORS = (InvalidCheckpointError,)  # the only family loads_typed may raise (UnsafeTypeError is one)
+DOCUMENTED_ERRORS = (
+    InvalidCheckpointError,
+)  # the only family loads_typed may raise (UnsafeTypeError is one)
 EVIL_MODULE = "evil_canary_mod"  # importing it creates the canary file
 
 
@@ -44,23 +45,42 @@ def msgpack_attacks(canary: Path) -> dict[str, tuple[str, bytes]]:
         "builtins.exec": ("msgpack", ext(0, "builtins", "exec", py)),
         "importlib.import_module": ("msgpack", ext(0, "importlib", "import_module", EVIL_MODULE)),
         f"{EVIL_MODULE}.Anything": ("msgpack", ext(2, EVIL_MODULE, "Anything", {})),
-        "tests.serde_corpus.Canary": ("msgpack", ext(2, "tests.serde_corpus", "Canary", {"path": str(canary)})),
+        "tests.serde_corpus.Canary": (
+            "msgpack",
+            ext(2, "tests.serde_corpus", "Canary", {"path": str(canary)}),
+        ),
         "os.system (pydantic v2 code)": ("msgpack", ext(5, "os", "system", {"command": cmd}, "x")),
         "os.system (pydantic v1 code)": ("msgpack", ext(4, "os", "system", {"command": cmd})),
         "os.system.__call__ (method code)": ("msgpack", ext(3, "os", "system", cmd, "__call__")),
-        "os.system (nested in state)": ("msgpack", ormsgpack.packb({"a": [1, ormsgpack.Ext(0, ormsgpack.packb(("os", "system", cmd)))]})),
+        "os.system (nested in state)": (
+            "msgpack",
+            ormsgpack.packb({"a": [1, ormsgpack.Ext(0, ormsgpack.packb(("os", "system", cmd)))]}),
+        ),
     }
 
 
 def json_attacks(canary: Path) -> dict[str, tuple[str, bytes]]:
     cmd = f"touch {canary}"
     record = {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": [cmd]}
-    popen = {"lc": 2, "type": "constructor", "id": ["subprocess", "Popen"], "args": [["sh", "-c", cmd]]}
-    via_method = {"lc": 2, "type": "constructor", "id": ["datetime", "datetime"], "method": "__init_subclass__"}
+    popen = {
+        "lc": 2,
+        "type": "constructor",
+        "id": ["subprocess", "Popen"],
+        "args": [["sh", "-c", cmd]],
+    }
+    via_method = {
+        "lc": 2,
+        "type": "constructor",
+        "id": ["datetime", "datetime"],
+        "method": "__init_subclass__",
+    }
     return {
         "os.system (json)": ("json", json.dumps(record).encode()),
         "subprocess.Popen (json, nested)": ("json", json.dumps({"state": [popen]}).encode()),
-        "datetime.datetime.__init_subclass__ (json method)": ("json", json.dumps(via_method).encode()),
+        "datetime.datetime.__init_subclass__ (json method)": (
+            "json",
+            json.dumps(via_method).encode(),
+        ),
     }
 
 
@@ -78,7 +98,9 @@ class _Boom:
 def canary(tmp_path, monkeypatch):
     """A path that any executed payload would create; and an importable module that creates it."""
     target = tmp_path / "pwned"
-    (tmp_path / f"{EVIL_MODULE}.py").write_text(f"import pathlib\npathlib.Path({str(target)!r}).touch()\n")
+    (tmp_path / f"{EVIL_MODULE}.py").write_text(
+        f"import pathlib\npathlib.Path({str(target)!r}).touch()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield target
     sys.modules.pop(EVIL_MODULE, None)
@@ -92,7 +114,9 @@ def all_attacks(canary: Path) -> dict[str, tuple[str, bytes]]:
 ATTACK_NAMES = list(all_attacks(Path("/x")))
 STRICT_SERIALIZERS = {
     "default": JsonPlusSerializer(),
-    "with schema allow-list": JsonPlusSerializer().with_msgpack_allowlist([Point, ("uuid", "UUID")]),
+    "with schema allow-list": JsonPlusSerializer().with_msgpack_allowlist(
+        [Point, ("uuid", "UUID")]
+    ),
 }
 
 
@@ -137,7 +161,9 @@ def test_langgraph_default_serializer_imports_an_attacker_named_module(canary, c
 
 def test_permissive_mode_is_explicitly_unsafe(canary):
     """allowed_msgpack_modules=True is LangGraph's old behaviour: only for trusted databases."""
-    JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(all_attacks(canary)["tests.serde_corpus.Canary"])
+    JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(
+        all_attacks(canary)["tests.serde_corpus.Canary"]
+    )
     assert canary.exists()
 
 
@@ -148,18 +174,71 @@ FUZZ_CANARY = FUZZ_DIR / "pwned"
 SERIALIZERS = [
     JsonPlusSerializer(),
     JsonPlusSerializer(inspect=True),
-    JsonPlusSerializer(allowed_msgpack_modules=[Point]),  # (never Canary: building it is allowed to run)
+    JsonPlusSerializer(
+        allowed_msgpack_modules=[Point]
+    ),  # (never Canary: building it is allowed to run)
 ]
 FUZZ_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-MODULES = ["os", "subprocess", "builtins", "importlib", "datetime", "uuid", "decimal", "re", "pathlib",
-           "zoneinfo", "collections", "ipaddress", "langgraph.types", "tests.serde_corpus", EVIL_MODULE]
-NAMES = ["system", "Popen", "run", "eval", "exec", "import_module", "datetime", "date", "time", "UUID",
-         "Decimal", "compile", "Path", "ZoneInfo", "deque", "set", "IPv4Address", "Send", "Interrupt",
-         "Canary", "Point", "fromisoformat", "__call__"]
-leaf = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=12) | st.binary(max_size=12)
-data = st.recursive(leaf, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=10)
+MODULES = [
+    "os",
+    "subprocess",
+    "builtins",
+    "importlib",
+    "datetime",
+    "uuid",
+    "decimal",
+    "re",
+    "pathlib",
+    "zoneinfo",
+    "collections",
+    "ipaddress",
+    "langgraph.types",
+    "tests.serde_corpus",
+    EVIL_MODULE,
+]
+NAMES = [
+    "system",
+    "Popen",
+    "run",
+    "eval",
+    "exec",
+    "import_module",
+    "datetime",
+    "date",
+    "time",
+    "UUID",
+    "Decimal",
+    "compile",
+    "Path",
+    "ZoneInfo",
+    "deque",
+    "set",
+    "IPv4Address",
+    "Send",
+    "Interrupt",
+    "Canary",
+    "Point",
+    "fromisoformat",
+    "__call__",
+]
+leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.text(max_size=12)
+    | st.binary(max_size=12)
+)
+data = st.recursive(
+    leaf,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
 # command-like strings aimed at the canary, so that any executed payload leaves a trace
-commands = st.sampled_from([f"touch {FUZZ_CANARY}", str(FUZZ_CANARY), f"__import__('os').system('touch {FUZZ_CANARY}')"])
+commands = st.sampled_from(
+    [f"touch {FUZZ_CANARY}", str(FUZZ_CANARY), f"__import__('os').system('touch {FUZZ_CANARY}')"]
+)
 
 
 def check_loads(serializer: JsonPlusSerializer, blob) -> None:
@@ -172,20 +251,34 @@ def check_loads(serializer: JsonPlusSerializer, blob) -> None:
 
 
 @FUZZ_SETTINGS
-@given(tag=st.sampled_from(TAGS) | st.text(max_size=8), payload=st.binary(max_size=200), which=st.integers(0, 2))
+@given(
+    tag=st.sampled_from(TAGS) | st.text(max_size=8),
+    payload=st.binary(max_size=200),
+    which=st.integers(0, 2),
+)
 def test_fuzz_random_tags_and_bytes(tag, payload, which):
     check_loads(SERIALIZERS[which], (tag, payload))
 
 
 @FUZZ_SETTINGS
-@given(code=st.integers(0, 9), module=st.sampled_from(MODULES), name=st.sampled_from(NAMES),
-       arg=data | commands, extra=st.lists(data | st.sampled_from(NAMES), max_size=2), which=st.integers(0, 2))
+@given(
+    code=st.integers(0, 9),
+    module=st.sampled_from(MODULES),
+    name=st.sampled_from(NAMES),
+    arg=data | commands,
+    extra=st.lists(data | st.sampled_from(NAMES), max_size=2),
+    which=st.integers(0, 2),
+)
 def test_fuzz_extension_payloads(code, module, name, arg, extra, which):
     check_loads(SERIALIZERS[which], ("msgpack", ext(code, module, name, arg, *extra)))
 
 
 @FUZZ_SETTINGS
-@given(case=st.sampled_from(sorted(CORPUS)), flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4), which=st.integers(0, 2))
+@given(
+    case=st.sampled_from(sorted(CORPUS)),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4),
+    which=st.integers(0, 2),
+)
 def test_fuzz_mutated_real_blobs(case, flips, which):
     from lgcheckpoint.checkpoint.serde.allowlist import collect_allowlist
 
@@ -194,12 +287,22 @@ def test_fuzz_mutated_real_blobs(case, flips, which):
     for at, byte in flips:
         if mutated:
             mutated[at % len(mutated)] = byte
-    check_loads(SERIALIZERS[which].with_msgpack_allowlist(collect_allowlist(CorpusState)), (tag, bytes(mutated)))
+    check_loads(
+        SERIALIZERS[which].with_msgpack_allowlist(collect_allowlist(CorpusState)),
+        (tag, bytes(mutated)),
+    )
 
 
 @FUZZ_SETTINGS
-@given(ident=st.lists(st.sampled_from(MODULES + NAMES), min_size=0, max_size=4), lc=st.sampled_from([1, 2, 3]),
-       args=st.lists(data | commands, max_size=2), method=st.none() | st.sampled_from(NAMES) | st.lists(st.none() | st.sampled_from(NAMES), max_size=2), which=st.integers(0, 2))
+@given(
+    ident=st.lists(st.sampled_from(MODULES + NAMES), min_size=0, max_size=4),
+    lc=st.sampled_from([1, 2, 3]),
+    args=st.lists(data | commands, max_size=2),
+    method=st.none()
+    | st.sampled_from(NAMES)
+    | st.lists(st.none() | st.sampled_from(NAMES), max_size=2),
+    which=st.integers(0, 2),
+)
 def test_fuzz_legacy_json_records(ident, lc, args, method, which):
     record = {"lc": lc, "type": "constructor", "id": ident, "args": args, "method": method}
     check_loads(SERIALIZERS[which], ("json", json.dumps({"v": [record]}, default=repr).encode()))

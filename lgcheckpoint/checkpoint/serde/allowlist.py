@@ -31,7 +31,9 @@ SAFE_TYPES: frozenset[TypeName] = frozenset(
 )
 
 # (module, name, method) calls allowed for extension code 3; nothing else is ever called by name
-SAFE_METHODS: frozenset[tuple[str, str, str]] = frozenset({("datetime", "datetime", "fromisoformat")})
+SAFE_METHODS: frozenset[tuple[str, str, str]] = frozenset(
+    {("datetime", "datetime", "fromisoformat")}
+)
 
 # Our runtime types are stored under LangGraph's names, so databases open in either library.
 # Value: LangGraph's keyword fields for the ones it stores as dataclasses (with their defaults).
@@ -81,7 +83,9 @@ class Allowlist:
     def resolve(self, module: str, name: str) -> Any:
         """Import an allowed class (or function); raise UnsafeTypeError for anything else."""
         if not (isinstance(module, str) and isinstance(name, str)):
-            raise InvalidCheckpointError(f"stored type name must be two strings, got {module!r}, {name!r}")
+            raise InvalidCheckpointError(
+                f"stored type name must be two strings, got {module!r}, {name!r}"
+            )
         if not self.allows(module, name):
             raise UnsafeTypeError(refused_message(module, name))
         if module == LANGGRAPH_MODULE and name in LANGGRAPH_TYPES:
@@ -91,7 +95,9 @@ class Allowlist:
             for part in name.split("."):
                 target = getattr(target, part)
         except (ImportError, AttributeError) as exc:
-            raise InvalidCheckpointError(f"cannot find {module}.{name} to rebuild a stored value: {exc}") from None
+            raise InvalidCheckpointError(
+                f"cannot find {module}.{name} to rebuild a stored value: {exc}"
+            ) from None
         return target
 
 
@@ -101,10 +107,16 @@ def normalize(entries: Iterable[Any]) -> frozenset[TypeName]:
     for entry in entries:
         if isinstance(entry, type):
             out.add((entry.__module__, entry.__name__))
-        elif isinstance(entry, (tuple, list)) and len(entry) >= 2 and all(isinstance(p, str) for p in entry):
+        elif (
+            isinstance(entry, (tuple, list))
+            and len(entry) >= 2
+            and all(isinstance(p, str) for p in entry)
+        ):
             out.add((entry[0], entry[1]))
         else:
-            raise TypeError(f"allow-list entries are classes or ('module', 'Name') tuples, got {entry!r}")
+            raise TypeError(
+                f"allow-list entries are classes or ('module', 'Name') tuples, got {entry!r}"
+            )
     return frozenset(out)
 
 
@@ -150,7 +162,7 @@ def _visit(typ: Any, found: set[TypeName], seen: set[int]) -> None:
 
 
 def _stored_by_name(typ: type) -> bool:
-    """Classes whose fields are stored too: pydantic models, dataclasses, NamedTuples, TypedDicts."""
+    """Classes whose fields are stored too: pydantic, dataclass, NamedTuple, TypedDict."""
     if typ.__module__.startswith("pydantic"):  # BaseModel itself would allow every model
         return False
     return (
@@ -177,7 +189,9 @@ def _field_types(typ: type) -> Collection[Any]:
 
 def _resolve(owner: type, field: str, annotation: Any) -> Any:
     """One field's type, or None if it names something that does not exist."""
-    probe = type("probe", (), {"__annotations__": {field: annotation}, "__module__": owner.__module__})
+    probe = type(
+        "probe", (), {"__annotations__": {field: annotation}, "__module__": owner.__module__}
+    )
     try:
         return typing.get_type_hints(probe, localns=dict(vars(owner)), include_extras=True)[field]
     except Exception:

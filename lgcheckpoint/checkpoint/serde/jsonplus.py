@@ -1,12 +1,13 @@
-"""JsonPlusSerializer: channel values to ``(type tag, bytes)`` and back, byte-compatible with LangGraph.
+"""JsonPlusSerializer: values to ``(type tag, bytes)`` and back, byte-compatible with LangGraph.
 
 Tags: "null" (None), "bytes", "bytearray" (stored as is), "msgpack" (everything else, see
 msgpack_ext.py), "pickle" (only with ``pickle_fallback=True``), and "json" (read-only, legacy).
 
 Safe by default, unlike LangGraph 1.2 whose default builds any type a checkpoint names: loading
 builds only stdlib value types, our runtime types and what you allow (``allowed_msgpack_modules``,
-``with_msgpack_allowlist``, which the runtime fills from the state schema at compile time). Anything
-else raises ``UnsafeTypeError`` before any import, or becomes an inert ``Opaque`` with ``inspect=True``.
+``with_msgpack_allowlist``, which the runtime fills from the state schema at compile time).
+Anything else raises ``UnsafeTypeError`` before any import, or is an inert ``Opaque`` with
+``inspect=True``.
 Next: allowlist.py (what may be built), msgpack_ext.py (how).
 """
 
@@ -36,16 +37,18 @@ class JsonPlusSerializer(SerializerProtocol):
         allowed_json_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
         inspect: bool = False,
     ) -> None:
-        """`allowed_*_modules=True` builds ANY named type, as old LangGraph did: unsafe on untrusted data."""
-        self.pickle_fallback = pickle_fallback  # write unencodable values with pickle, read "pickle"
+        """`allowed_*_modules=True` builds ANY named type, like old LangGraph: UNSAFE."""
+        self.pickle_fallback = pickle_fallback  # pickle what msgpack cannot encode; read "pickle"
         self.inspect = inspect  # for viewers: refused types come back as Opaque instead of raising
         self.allowed_msgpack_modules = _as_set(allowed_msgpack_modules)
         self.allowed_json_modules = allowed_json_modules
         self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules)
-        self._json_allowlist = Allowlist(_json_names(allowed_json_modules, self.allowed_msgpack_modules))
+        self._json_allowlist = Allowlist(
+            _json_names(allowed_json_modules, self.allowed_msgpack_modules)
+        )
 
     def with_msgpack_allowlist(self, extra: Iterable[TypeName | type]) -> JsonPlusSerializer:
-        """A new serializer that may also build `extra`; self if nothing is new (or all is allowed)."""
+        """A new serializer that may also build `extra`; self if nothing new or all allowed."""
         if self.allowed_msgpack_modules is True:
             return self
         merged = self.allowed_msgpack_modules | normalize(extra)
@@ -77,12 +80,14 @@ class JsonPlusSerializer(SerializerProtocol):
             ) from None
 
     def loads_typed(self, data: Typed) -> Any:
-        """Decode a (tag, bytes) pair; every failure is an InvalidCheckpointError (or UnsafeTypeError)."""
+        """Decode a (tag, bytes) pair; any failure is an InvalidCheckpointError or subclass."""
         tag, payload = data
         if tag == "null":
             return None
         if not isinstance(payload, (bytes, bytearray, memoryview)):
-            raise InvalidCheckpointError(f"stored payload must be bytes, got {type(payload).__name__}")
+            raise InvalidCheckpointError(
+                f"stored payload must be bytes, got {type(payload).__name__}"
+            )
         if tag == "bytes":
             return bytes(payload)
         if tag == "bytearray":
@@ -122,4 +127,3 @@ def _json_names(json_entries: Any, msgpack_names: Any) -> set[TypeName] | Litera
     for e in json_entries or ():
         names.add((e.__module__, e.__name__) if isinstance(e, type) else (".".join(e[:-1]), e[-1]))
     return names
-

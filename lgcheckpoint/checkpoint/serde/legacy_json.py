@@ -26,7 +26,9 @@ def loads_legacy_json(payload: bytes, allowlist: Allowlist, inspect: bool) -> An
         if record.get("type") != "constructor" or record.get("lc") not in (1, 2):
             return record
         ident = record.get("id")
-        if not (isinstance(ident, list) and len(ident) >= 2 and all(isinstance(p, str) for p in ident)):
+        if not (
+            isinstance(ident, list) and len(ident) >= 2 and all(isinstance(p, str) for p in ident)
+        ):
             raise InvalidCheckpointError(f"malformed json constructor record: {record!r:.200}")
         module, name = ".".join(ident[:-1]), ident[-1]
         module = "langgraph.types" if module == "langgraph.constants" else module  # Send moved
@@ -34,7 +36,7 @@ def loads_legacy_json(payload: bytes, allowlist: Allowlist, inspect: bool) -> An
             if record["lc"] == 1:
                 raise UnsafeTypeError(
                     f"{module}.{name} is a LangChain object (lc=1); lgcheckpoint does not import "
-                    "LangChain to rebuild it. Open the database with JsonPlusSerializer(inspect=True)."
+                    "LangChain to rebuild it. To view it use JsonPlusSerializer(inspect=True)."
                 )
             return construct(record, module, name, allowlist)
         except Exception as exc:
@@ -42,7 +44,9 @@ def loads_legacy_json(payload: bytes, allowlist: Allowlist, inspect: bool) -> An
                 return Opaque(module, name, record.get("kwargs", record.get("args")))
             if isinstance(exc, InvalidCheckpointError):
                 raise
-            raise InvalidCheckpointError(f"cannot rebuild {module}.{name} from {record!r:.200}: {exc}") from None
+            raise InvalidCheckpointError(
+                f"cannot rebuild {module}.{name} from {record!r:.200}: {exc}"
+            ) from None
 
     try:
         return json.loads(payload, object_hook=revive)
@@ -77,5 +81,7 @@ def _callable(cls: Any, module: str, name: str, method: Any) -> Any:
     is_pydantic = hasattr(cls, "model_fields") or hasattr(cls, "__fields__")
     if is_pydantic and method in PYDANTIC_METHODS:
         return getattr(cls, method)
-    raise UnsafeTypeError(f"Refused to call {module}.{name}.{method}() from a json checkpoint; only "
-                          f"{sorted(SAFE_METHODS)} and pydantic {PYDANTIC_METHODS} may be called.")
+    raise UnsafeTypeError(
+        f"Refused to call {module}.{name}.{method}() from a json checkpoint; only "
+        f"{sorted(SAFE_METHODS)} and pydantic {PYDANTIC_METHODS} may be called."
+    )

@@ -1,9 +1,9 @@
 """How Python objects that msgpack does not know travel as msgpack *extension types*.
 
-Each object becomes ``Ext(code, packb((module, name, data, ...)))``: the code says how to rebuild it,
-(module, name) says what to rebuild. The codes, payload shapes and the order in which encoders are
-tried are LangGraph's, so both libraries write identical bytes. Decoding asks an ``Allowlist``
-before it imports or calls anything. Next: jsonplus.py (type tags around these bytes).
+Each object becomes ``Ext(code, packb((module, name, data, ...)))``: the code says how to
+rebuild it, (module, name) says what to rebuild. The codes, payload shapes and the order in which
+encoders are tried are LangGraph's, so both libraries write identical bytes. Decoding asks an
+``Allowlist`` before it imports or calls anything. Next: jsonplus.py (type tags around these bytes).
 """
 
 from __future__ import annotations
@@ -16,14 +16,26 @@ import sys
 from collections import deque
 from datetime import date, datetime, time, timedelta, timezone
 from enum import Enum
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+)
 from typing import Any, Callable
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
 import ormsgpack
 
-from lgcheckpoint.checkpoint.serde.allowlist import LANGGRAPH_TYPES, SAFE_METHODS, Allowlist, wire_name
+from lgcheckpoint.checkpoint.serde.allowlist import (
+    LANGGRAPH_TYPES,
+    SAFE_METHODS,
+    Allowlist,
+    wire_name,
+)
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
 from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
@@ -104,6 +116,18 @@ def encode_dataclass(obj: Any) -> tuple[int, tuple]:
     return EXT_CONSTRUCTOR_KW_ARGS, named(obj, fields)
 
 
+def encode_pydantic_v2(obj: Any) -> tuple[int, tuple]:
+    return EXT_PYDANTIC_V2, named(obj, obj.model_dump(), "model_validate_json")
+
+
+def encode_secret(obj: Any) -> tuple[int, tuple]:
+    return EXT_CONSTRUCTOR_SINGLE_ARG, named(obj, obj.get_secret_value())
+
+
+def encode_timedelta(obj: timedelta) -> tuple[int, tuple]:
+    return EXT_CONSTRUCTOR_POS_ARGS, named(obj, (obj.days, obj.seconds, obj.microseconds))
+
+
 def encode_time(obj: time) -> tuple[int, tuple]:
     parts = ("hour", "minute", "second", "microsecond", "tzinfo", "fold")
     return EXT_CONSTRUCTOR_KW_ARGS, named(obj, {p: getattr(obj, p) for p in parts})
@@ -132,8 +156,8 @@ ENCODERS: list[tuple[Any, Callable[[Any], tuple[int, Any]]]] = [
     # (type or predicate, obj -> (ext code, payload))
     (Opaque, encode_opaque),
     (DeltaSnapshot, lambda o: (EXT_DELTA_SNAPSHOT, o.value)),
-    (has("model_dump"), lambda o: (EXT_PYDANTIC_V2, named(o, o.model_dump(), "model_validate_json"))),
-    (has("get_secret_value"), lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, o.get_secret_value()))),
+    (has("model_dump"), encode_pydantic_v2),
+    (has("get_secret_value"), encode_secret),  # pydantic's SecretStr / SecretBytes
     (has("dict"), lambda o: (EXT_PYDANTIC_V1, named(o, o.dict()))),
     (has("_asdict"), lambda o: (EXT_CONSTRUCTOR_KW_ARGS, named(o, o._asdict()))),  # NamedTuple
     (pathlib.Path, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, o.parts))),
@@ -146,7 +170,7 @@ ENCODERS: list[tuple[Any, Callable[[Any], tuple[int, Any]]]] = [
         lambda o: (EXT_CONSTRUCTOR_SINGLE_ARG, named(o, str(o))),
     ),
     (datetime, lambda o: (EXT_METHOD_SINGLE_ARG, named(o, o.isoformat(), "fromisoformat"))),
-    (timedelta, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, (o.days, o.seconds, o.microseconds)))),
+    (timedelta, encode_timedelta),
     (date, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, (o.year, o.month, o.day)))),
     (time, encode_time),
     (timezone, lambda o: (EXT_CONSTRUCTOR_POS_ARGS, named(o, o.__getinitargs__()))),
@@ -231,10 +255,11 @@ class ExtDecoder:
         try:
             return self.decode(code, payload)
         except Exception as exc:  # remember the first (innermost) error; ormsgpack drops it
-            if self.error is None:
-                self.error = exc if isinstance(exc, InvalidCheckpointError) else InvalidCheckpointError(
-                    f"cannot rebuild a stored value (extension code {code}): {type(exc).__name__}: {exc}"
-                )
+            if self.error is None and isinstance(exc, InvalidCheckpointError):
+                self.error = exc
+            elif self.error is None:
+                reason = f"{type(exc).__name__}: {exc}"
+                self.error = InvalidCheckpointError(f"cannot rebuild (ext {code}): {reason}")
             raise
 
     def decode(self, code: int, payload: bytes) -> Any:
@@ -243,8 +268,9 @@ class ExtDecoder:
         if code == EXT_NUMPY_ARRAY:
             return self.decode_numpy(self.unpack(payload))
         stored = self.unpack(payload)
-        if not (isinstance(stored, list) and len(stored) >= 3 and code in (*BUILDERS, EXT_METHOD_SINGLE_ARG)):
-            raise InvalidCheckpointError(f"malformed extension payload (code {code}): {stored!r:.200}")
+        known = code in BUILDERS or code == EXT_METHOD_SINGLE_ARG
+        if not (known and isinstance(stored, list) and len(stored) >= 3):
+            raise InvalidCheckpointError(f"malformed ext payload (code {code}): {stored!r:.200}")
         module, name, data = stored[0], stored[1], stored[2]
         try:
             if code == EXT_METHOD_SINGLE_ARG:
@@ -256,7 +282,9 @@ class ExtDecoder:
             if isinstance(exc, InvalidCheckpointError):  # includes UnsafeTypeError: refused
                 raise
             # an allowed type refused its stored arguments (tampered or from an older version)
-            raise InvalidCheckpointError(f"cannot rebuild {module}.{name} from {data!r:.200}: {exc}") from None
+            raise InvalidCheckpointError(
+                f"cannot rebuild {module}.{name} from {data!r:.200}: {exc}"
+            ) from None
 
     def build(self, code: int, module: str, name: str, data: Any) -> Any:
         cls = self.allowlist.resolve(module, name)
@@ -266,8 +294,10 @@ class ExtDecoder:
 
     def call_method(self, module: str, name: str, arg: Any, method: Any) -> Any:
         if (module, name, method) not in SAFE_METHODS:
-            raise UnsafeTypeError(f"Refused to call {module}.{name}.{method}() from a checkpoint; "
-                                  f"only {sorted(SAFE_METHODS)} may be called.")
+            raise UnsafeTypeError(
+                f"Refused to call {module}.{name}.{method}() from a checkpoint; "
+                f"only {sorted(SAFE_METHODS)} may be called."
+            )
         return getattr(self.allowlist.resolve(module, name), method)(arg)
 
     def decode_numpy(self, stored: Any) -> Any:
@@ -276,13 +306,15 @@ class ExtDecoder:
         except ImportError:
             if self.inspect:
                 return Opaque("numpy", "ndarray", stored, EXT_NUMPY_ARRAY)
-            raise InvalidCheckpointError("a stored value is a numpy array: pip install numpy to read it") from None
+            raise InvalidCheckpointError(
+                "a stored value is a numpy array: pip install numpy to read it"
+            ) from None
         dtype, shape, order, buffer = stored
         return np.frombuffer(buffer, dtype=np.dtype(dtype)).reshape(shape, order=order)
 
 
 def build_langgraph_type(cls: Any, name: str, data: Any) -> Any:
-    """Build our runtime type from LangGraph's stored shape; fields we do not implement are dropped."""
+    """Build our runtime type from LangGraph's stored shape, dropping fields we do not implement."""
     if name == "Send":
         return cls(data[0], data[1])  # a third argument (LangGraph's timeout) is not supported
     if isinstance(data, dict):
