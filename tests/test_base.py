@@ -6,16 +6,25 @@ LangGraph's, and compares what they return, with ids and random version tails no
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import threading
 import time
 import uuid
 
 import pytest
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.checkpoint.base import BaseCheckpointSaver as LgBaseCheckpointSaver
 from langgraph.checkpoint.base import get_serializable_checkpoint_metadata as lg_metadata
 from langgraph.checkpoint.base import id as lg_id
 from langgraph.checkpoint.memory import InMemorySaver as LgInMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as LgJsonPlusSerializer
+from langgraph.graph import END, START, StateGraph
 from langgraph.pregel._checkpoint import copy_checkpoint as lg_copy_checkpoint
 from langgraph.pregel._checkpoint import empty_checkpoint as lg_empty_checkpoint
+from langgraph.types import Command, Send, interrupt
 
 from lgcheckpoint.checkpoint import id as our_id
 from lgcheckpoint.checkpoint.base import (
@@ -206,23 +215,33 @@ def test_with_allowlist_clones_only_when_the_serializer_changes():
 
 
 # --- InMemorySaver side by side with LangGraph's -----------------------------------------------
+ISO_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
 def normalise(value, names: dict[str, str] | None = None):
-    """Replace checkpoint ids by id0, id1... (first seen first), versions by their integer part."""
+    """Make two runs comparable: ids (uuids, hex hashes) become id0, id1... in order of first
+    appearance, string channel versions their integer part, timestamps "<ts>"."""
     names = {} if names is None else names
     if isinstance(value, str):
-        try:
-            if uuid.UUID(value).version == 6:
-                return names.setdefault(value, f"id{len(names)}")
-        except ValueError:
-            pass
         head, dot, _ = value.partition(".")
-        return f"v{int(head)}" if dot and head.isdigit() and len(head) == 32 else value
+        if dot and len(head) == 32 and head.isdigit():
+            return f"v{int(head)}"
+        if ISO_TIMESTAMP.match(value):
+            return "<ts>"
+        if HEX_ID.fullmatch(value):  # an interrupt id
+            return names.setdefault(value, f"id{len(names)}")
+        # uuids, alone or inside a namespace such as "sub:<task id>"
+        return UUID_TEXT.sub(lambda m: names.setdefault(m[0], f"id{len(names)}"), value)
     if isinstance(value, dict):
-        return {normalise(k, names): "<ts>" if k == "ts" else normalise(v, names)
-                for k, v in value.items()}
+        return {normalise(k, names): normalise(v, names) for k, v in value.items()}
+    if hasattr(value, "_fields"):  # NamedTuples: CheckpointTuple, StateSnapshot, PregelTask
+        return type(value)(*(normalise(v, names) for v in value))
     if isinstance(value, (list, tuple)):
-        return type(value)(normalise(v, names) for v in value) if not hasattr(value, "_fields") \
-            else type(value)(*(normalise(v, names) for v in value))
+        return type(value)(normalise(v, names) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # e.g. Interrupt
+        return type(value).__name__, normalise(dataclasses.asdict(value), names)
     return value
 
 
@@ -289,12 +308,17 @@ def test_in_memory_saver_returns_what_langgraphs_returns():
 
 
 def stored(saver) -> dict:
-    """The saver's three tables with every (tag, bytes) decoded and empty namespaces dropped."""
+    """The saver's three tables, every (tag, bytes) decoded, empty namespaces dropped, and each
+    step's writes sorted by task path (parallel tasks finish in any order)."""
     load = saver.serde.loads_typed
+
+    def in_order(writes):
+        rows = [(w[3], idx, w[1], w[0], load(w[2])) for (_, idx), w in writes.items()]
+        return sorted(rows, key=lambda row: row[:3])
+
     return normalise({
         "blobs": {k: (v[0], load(v) if v[0] != "empty" else None) for k, v in saver.blobs.items()},
-        "writes": {k: {i: (w[0], w[1], load(w[2]), w[3]) for i, w in ws.items()}
-                   for k, ws in saver.writes.items()},
+        "writes": {k: in_order(ws) for k, ws in saver.writes.items()},
         "storage": {(t, ns): {i: (load(s[0]), load(s[1]), s[2]) for i, s in cps.items()}
                     for t, nss in saver.storage.items() for ns, cps in nss.items() if cps},
     })
@@ -320,3 +344,65 @@ def test_missing_thread_id_is_a_clear_error():
         saver.get_tuple({"configurable": {}})
     with pytest.raises(MissingConfigError, match="checkpoint_id"):
         saver.put_writes({"configurable": {"thread_id": "t"}}, [("x", 1)], "task")
+
+
+# --- under LangGraph's own loop: our saver must store exactly what LangGraph's stores ----------
+class OursForLangGraph(InMemorySaver, LgBaseCheckpointSaver):
+    """Our saver, also typed as LangGraph's base so that LangGraph's compile() accepts it."""
+
+
+def reference_graph(saver):
+    """Fan-out and join, a subgraph (its own namespace), Send, an interrupt; all in LangGraph."""
+
+    class State(TypedDict):
+        log: Annotated[list, operator.add]
+        last: str
+
+    def add(name):
+        return lambda state: {"log": [name]}
+
+    def ask(state):
+        return {"log": [interrupt("continue?")]}
+
+    sub = StateGraph(State)
+    sub.add_node("inner", lambda state: {"log": ["inner"], "last": "inner"})
+    sub.add_edge(START, "inner")
+    graph = StateGraph(State)
+    graph.add_node("a", add("a"))
+    graph.add_node("b", add("b"))
+    graph.add_node("sub", sub.compile())
+    graph.add_node("fan", add("fan"))
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "a")
+    graph.add_edge(START, "b")
+    graph.add_edge(["a", "b"], "sub")
+    graph.add_conditional_edges("sub", lambda s: [Send("fan", s), Send("fan", s)])
+    graph.add_edge("fan", "ask")
+    graph.add_edge("ask", END)
+    return graph.compile(checkpointer=saver)
+
+
+async def drive(saver, use_async: bool) -> list:
+    """Run, resume, update, time-travel; return every answer and the thread's history."""
+    graph, config = reference_graph(saver), {"configurable": {"thread_id": "1"}}
+    run = graph.ainvoke if use_async else (lambda *a: _async(graph.invoke, *a))
+    out = [await run({"log": [], "last": ""}, config), await run(Command(resume="go"), config)]
+    history = list(graph.get_state_history(config))
+    graph.update_state(history[2].config, {"log": ["edited"]}, as_node="fan")
+    out.append(await run(Command(resume="again"), config))
+    out.append(await run(None, history[-2].config))  # replay from an early checkpoint: a fork
+    out.append(list(graph.get_state_history(config)))
+    out.append(list(graph.get_state_history({"configurable": {"thread_id": "1"}}, limit=2)))
+    return out
+
+
+async def _async(fn, *args):
+    return fn(*args)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_under_langgraphs_loop_our_saver_stores_what_langgraphs_stores(use_async):
+    serde = LgJsonPlusSerializer()
+    ours, theirs = OursForLangGraph(serde=serde), LgInMemorySaver(serde=serde)
+    assert normalise(await drive(ours, use_async)) == normalise(await drive(theirs, use_async))
+    assert stored(ours) == stored(theirs)
