@@ -158,3 +158,25 @@ async def test_async_verbs_and_async_context_manager():
         assert [t.config async for t in saver.alist(None)] == [config]
         await saver.aprune(["t"], strategy="delete")
         assert await saver.aget(config) is None
+
+
+def test_a_value_that_cannot_be_serialized_leaves_nothing_half_written():
+    class Picky:
+        def dumps_typed(self, obj):
+            if obj == "bad":
+                raise TypeError("cannot store 'bad'")
+            return "str", str(obj).encode()
+
+        def loads_typed(self, data):
+            return data[1].decode()
+
+    saver = InMemorySaver(serde=Picky())
+    cp = empty_checkpoint()
+    cp.update(channel_values={"a": "good", "b": "bad"}, channel_versions={"a": 1, "b": 1})
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with pytest.raises(TypeError, match="bad"):
+        saver.put(config, cp, {}, {"a": 1, "b": 1})
+    written = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
+    with pytest.raises(TypeError, match="bad"):
+        saver.put_writes(written, [("a", "good"), ("b", "bad")], "task")
+    assert not saver.blobs and not saver.storage and not saver.writes

@@ -122,19 +122,21 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id, ns = address(config)
         saved = dict(checkpoint)
         values = saved.pop("channel_values")
+        # serialize everything first: a value that cannot be stored leaves nothing half-written
+        blobs = {(thread_id, ns, channel, version): (
+                     self.serde.dumps_typed(values[channel]) if channel in values else EMPTY)
+                 for channel, version in new_versions.items()}  # unchanged channels share blobs
+        record = StoredCheckpoint(
+            self.serde.dumps_typed(saved),
+            self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
+            get_checkpoint_id(config),  # the config we were given points at the parent
+        )
         with self._lock:
-            # only channels written in this step get a new blob; the rest are shared by version
-            for channel, version in new_versions.items():
-                self.blobs[(thread_id, ns, channel, version)] = (
-                    self.serde.dumps_typed(values[channel]) if channel in values else EMPTY)
+            self.blobs.update(blobs)
             checkpoints = self.storage[thread_id][ns]
             if checkpoint["id"] not in checkpoints:
                 add_id(self._ids[(thread_id, ns)], checkpoint["id"])
-            checkpoints[checkpoint["id"]] = StoredCheckpoint(
-                self.serde.dumps_typed(saved),
-                self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
-                get_checkpoint_id(config),  # the config we were given points at the parent
-            )
+            checkpoints[checkpoint["id"]] = record
         return as_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(
@@ -150,13 +152,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         if checkpoint_id is None:
             raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
                                      "pass the config that put() returned")
+        rows = {(task_id, WRITES_IDX_MAP.get(channel, idx)):
+                StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path)
+                for idx, (channel, value) in enumerate(writes)}
         with self._lock:
             saved = self.writes[(thread_id, ns, checkpoint_id)]
-            for idx, (channel, value) in enumerate(writes):
-                key = (task_id, WRITES_IDX_MAP.get(channel, idx))
-                if key[1] >= 0 and key in saved:
-                    continue  # regular writes are idempotent: the first one wins
-                saved[key] = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path)
+            for key, row in rows.items():
+                if key[1] < 0 or key not in saved:  # regular writes: the first one wins
+                    saved[key] = row
 
     # --- read ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
