@@ -73,6 +73,7 @@ class Allowlist:
     def __init__(self, extra: Iterable[Any] | Literal[True] | None = None) -> None:
         self.permissive = extra is True  # build anything: LangGraph's old default, UNSAFE
         self.extra: frozenset[TypeName] = frozenset() if extra in (None, True) else normalize(extra)
+        self.imported: dict[TypeName, Any] = {}  # allowed names already looked up
 
     def allows(self, module: str, name: str) -> bool:
         """True if (module, name) may be built; looks only at strings, imports nothing."""
@@ -88,6 +89,12 @@ class Allowlist:
             )
         if not self.allows(module, name):
             raise UnsafeTypeError(refused_message(module, name))
+        if (module, name) not in self.imported:
+            self.imported[(module, name)] = self._import(module, name)
+        return self.imported[(module, name)]
+
+    @staticmethod
+    def _import(module: str, name: str) -> Any:
         if module == LANGGRAPH_MODULE and name in LANGGRAPH_TYPES:
             module = OUR_TYPES_MODULE  # stored by LangGraph (or by us) under LangGraph's name
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import inspect
 import pathlib
 import re
 import sys
@@ -318,12 +319,6 @@ def build_langgraph_type(cls: Any, name: str, data: Any) -> Any:
     if name == "Send":
         return cls(data[0], data[1])  # a third argument (LangGraph's timeout) is not supported
     if isinstance(data, dict):
-        accepted = _parameters(cls)
+        accepted = inspect.signature(cls).parameters
         return cls(**{k: v for k, v in data.items() if k in accepted})
     return cls(*data)
-
-
-def _parameters(cls: Any) -> set[str]:
-    import inspect
-
-    return set(inspect.signature(cls).parameters)
