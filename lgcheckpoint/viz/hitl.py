@@ -81,6 +81,8 @@ class HITLPanel:
         """One row of controls per interrupt, a status line, and the lineage that refreshes."""
         import ipywidgets as w
 
+        from lgcheckpoint.viz.widgets import viewer_box
+
         status = w.HTML()
         status.add_class("lgc-hitl-status")
         lineage = self.lineage.widget()
@@ -113,6 +115,6 @@ class HITLPanel:
             rows.children = [row(i) for i in pending] or [w.HTML("no pending interrupt")]
 
         draw()
-        panel = w.VBox([rows, status, lineage])
+        panel = viewer_box("HITLPanel", [rows, status, lineage])
         panel.add_class("lgc-hitl")
         return panel

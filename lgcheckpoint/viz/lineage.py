@@ -148,7 +148,7 @@ class LineageGraph(DotView):
         """Clickable SVG plus the selected checkpoint's details."""
         import ipywidgets as w
 
-        from lgcheckpoint.viz.widgets import SvgView
+        from lgcheckpoint.viz.widgets import SvgView, viewer_box
 
         view = SvgView(svg=self.html())
         details = w.HTML(layout=w.Layout(width="100%"))
@@ -167,6 +167,6 @@ class LineageGraph(DotView):
 
         view.observe(show, names="selected")
         show()
-        box = w.VBox([view, details])
+        box = viewer_box("LineageGraph", [view, details])
         box.reload = reload  # HITLPanel calls this after resuming
         return box

@@ -85,6 +85,8 @@ class SuperStepPlayer(DotView):
         """Play button + slider; each move redraws the frame in the kernel."""
         import ipywidgets as w
 
+        from lgcheckpoint.viz.widgets import viewer_box
+
         last = len(self.frames) - 1
         play = w.Play(min=0, max=last, value=self.index, interval=900)
         slider = w.IntSlider(min=0, max=last, value=self.index, description="frame")
@@ -98,4 +100,4 @@ class SuperStepPlayer(DotView):
             view.value = self.frame_html(self.index)
 
         slider.observe(show, names="value")
-        return w.VBox([w.HBox([play, slider]), view])
+        return viewer_box("SuperStepPlayer", [w.HBox([play, slider]), view])

@@ -176,11 +176,13 @@ class StorageView:
     def widget(self):
         import ipywidgets as w
 
+        from lgcheckpoint.viz.widgets import viewer_box
+
         pick = w.Dropdown(options=["bytes per checkpoint", *self.tables])
         out = w.HTML(self.summary_html())
         pick.observe(lambda ch: setattr(out, "value", self.summary_html() if ch["new"] not in self.tables
                                         else self.table_html(ch["new"])), names="value")
-        return w.VBox([pick, out])
+        return viewer_box("StorageView", [pick, out])
 
 
 def cell_text(value: Any, keys: dict[str, str]) -> str:

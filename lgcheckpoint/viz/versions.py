@@ -77,6 +77,8 @@ class ChannelVersionTable:
         """The table with a versions/values toggle."""
         import ipywidgets as w
 
+        from lgcheckpoint.viz.widgets import viewer_box
+
         toggle = w.ToggleButtons(options=["versions", "values"], value=self.show)
         out = w.HTML(self._repr_html_())
 
@@ -85,7 +87,7 @@ class ChannelVersionTable:
             out.value = self._repr_html_()
 
         toggle.observe(flip, names="value")
-        return w.VBox([toggle, out])
+        return viewer_box("ChannelVersionTable", [toggle, out])
 
 
 class VersionsSeenMatrix:
@@ -177,6 +179,8 @@ class VersionsSeenMatrix:
         """Pick a checkpoint; see its matrix."""
         import ipywidgets as w
 
+        from lgcheckpoint.viz.widgets import viewer_box
+
         pick = w.Dropdown(options=[(s.label, s.key) for s in self.history.steps], value=self.step.key)
         image = w.Image(value=self.png(), format="png")
         text = w.HTML(f"<pre>{html.escape(self.text())}</pre>")
@@ -186,7 +190,7 @@ class VersionsSeenMatrix:
             image.value, text.value = other.png(), f"<pre>{html.escape(other.text())}</pre>"
 
         pick.observe(show, names="value")
-        return w.VBox([pick, image, text])
+        return viewer_box("VersionsSeenMatrix", [pick, image, text])
 
 
 def _rect(fig, x: int, y: int, colour: str):

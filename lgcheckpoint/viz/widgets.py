@@ -8,6 +8,7 @@ interactive viewers inline the SVG in this small widget; clicking a Graphviz nod
 from __future__ import annotations
 
 import anywidget
+import ipywidgets
 import traitlets
 
 ESM = """
@@ -39,3 +40,17 @@ class SvgView(anywidget.AnyWidget):
 
     def __repr__(self) -> str:  # stable text for nbval (no memory address)
         return f"SvgView(selected={self.selected!r})"
+
+
+
+class ViewerBox(ipywidgets.VBox):
+    """A VBox whose text repr is just the viewer's name: stable text for nbval, not a page of HTML."""
+
+    viewer = traitlets.Unicode("")
+
+    def __repr__(self) -> str:
+        return f"{self.viewer} widget"
+
+
+def viewer_box(name: str, children: list) -> ViewerBox:
+    return ViewerBox(children, viewer=name)
