@@ -180,3 +180,24 @@ def test_a_value_that_cannot_be_serialized_leaves_nothing_half_written():
     with pytest.raises(TypeError, match="bad"):
         saver.put_writes(written, [("a", "good"), ("b", "bad")], "task")
     assert not saver.blobs and not saver.storage and not saver.writes
+
+
+def test_prune_keep_latest_drops_subgraph_calls_of_deleted_root_checkpoints():
+    saver = InMemorySaver()
+    roots = put_chain(saver, "t", "", n=3)
+
+    def call(ns, root_config):
+        cp = empty_checkpoint()
+        parents = {"": get_checkpoint_id(root_config)}
+        saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ns}}, cp,
+                  {"source": "loop", "step": 0, "parents": parents}, {})
+
+    call("sub:old-call", roots[0])  # started from a root checkpoint that prune deletes
+    call("sub:this-call", roots[-1])  # started from the root checkpoint that stays
+    call("sub:this-call", roots[-1])
+    call("persistent", roots[0])  # no ":" -- a subgraph with its own lasting namespace
+    call("persistent", roots[0])
+    saver.prune(["t"])
+    kept = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
+    assert kept == {"", "sub:this-call", "persistent"}
+    assert len(list(saver.list(None))) == 3

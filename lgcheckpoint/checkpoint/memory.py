@@ -295,7 +295,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     self.blobs[(target_thread_id, ns, channel, version)] = blob
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Drop history: "keep_latest" keeps each namespace's latest checkpoint, "delete" all."""
+        """Drop history: "keep_latest" keeps each namespace's latest checkpoint (with its writes
+        and blobs; it loses its parent link), "delete" removes the threads entirely."""
         if isinstance(thread_ids, str):
             raise TypeError("prune() takes a list of thread ids, not one string: "
                             f"use prune([{thread_ids!r}])")
@@ -306,8 +307,25 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 if strategy == "delete":
                     self._delete_thread(thread_id)
                     continue
+                finished_calls = self._finished_subgraph_calls(thread_id)
                 for ns in list(self.storage.get(thread_id, {})):
-                    self._drop(thread_id, ns, self._ids[(thread_id, ns)][:-1])
+                    ids = self._ids[(thread_id, ns)]
+                    self._drop(thread_id, ns, list(ids) if ns in finished_calls else ids[:-1])
+
+    def _finished_subgraph_calls(self, thread_id: str) -> set[str]:
+        """Namespaces of subgraph calls ("node:task_id") started from a root checkpoint that
+        keep_latest deletes: they go with it, as in LangGraph's PostgresSaver. A subgraph with
+        its own persistent namespace (no ":") keeps its latest checkpoint like the root."""
+        namespaces = self.storage.get(thread_id, {})
+        roots = self._ids.get((thread_id, ""), [])
+        calls = set()
+        for ns in namespaces:
+            if ":" in ns:
+                head = namespaces[ns][self._ids[(thread_id, ns)][-1]]
+                root = self.serde.loads_typed(head.metadata).get("parents", {}).get("")
+                if root in namespaces.get("", {}) and root != roots[-1]:
+                    calls.add(ns)
+        return calls
 
     def _drop(self, thread_id: str, ns: str, doomed: Sequence[str]) -> None:
         """Remove checkpoints, their writes, and the blobs no surviving checkpoint still uses."""
@@ -325,7 +343,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         # a survivor whose parent is gone becomes a root, as LangGraph's Postgres prune does
         used = set()
         for checkpoint_id, saved in checkpoints.items():
-            if saved.parent_id not in (None, *checkpoints):
+            if saved.parent_id is not None and saved.parent_id not in checkpoints:
                 checkpoints[checkpoint_id] = saved._replace(parent_id=None)
             versions = self.serde.loads_typed(saved.checkpoint)["channel_versions"]
             used.update((thread_id, ns, channel, version) for channel, version in versions.items())
