@@ -16,12 +16,19 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterable, Literal
 
-from lgcheckpoint.checkpoint.serde.allowlist import Allowlist, TypeName, normalize
+from lgcheckpoint.checkpoint.serde.allowlist import (
+    Allowlist,
+    TypeName,
+    collect_allowlist,
+    normalize,
+)
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
 from lgcheckpoint.checkpoint.serde.legacy_json import loads_legacy_json
 from lgcheckpoint.checkpoint.serde.msgpack_ext import ExtDecoder, pack
 from lgcheckpoint.checkpoint.serde.types import Opaque
 from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+
+__all__ = ["JsonPlusSerializer", "Opaque", "collect_allowlist", "TAGS"]
 
 TAGS = ("null", "bytes", "bytearray", "msgpack", "json", "pickle")
 

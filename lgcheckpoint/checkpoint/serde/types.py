@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, eq=True)
+@dataclass(frozen=True)
 class Opaque:
     """An inert record of a stored object that was not built: its type name and decoded data."""
 
@@ -19,8 +19,6 @@ class Opaque:
     name: str
     data: Any  # the constructor arguments as stored (dicts, lists, other Opaque values)
     ext_code: int | None = None  # the msgpack extension code it came from; None for legacy json
-
-    __hash__ = None  # type: ignore[assignment]  # data may be a dict
 
     def __repr__(self) -> str:
         # stable across runs: no memory addresses, only what was stored
