@@ -66,25 +66,33 @@ def test_history_triggers_and_next(full):
         assert "topic" in h["c6"].updated_channels  # update_state: derived from the parent diff
 
 
-def test_history_subgraph_namespace(full):
-    h = load_history(full.saver, full.config)
+def test_subgraph_namespace_and_cluster(saver_for):
+    run = run_full(*saver_for, subgraph=True)
+    h = load_history(run.saver, run.config)
+    assert len(h) == 7 and "polish" in h.node_triggers
     (ns, sub), = h.subgraphs.items()
     assert ns.startswith("polish:")
     assert [s.source for s in sub.steps] == ["input", "loop", "loop"]
     assert sub.steps[-1].values["verdict"] == "approve!"
+    assert sub.steps[0].metadata["parents"] == {"": h["c4"].checkpoint_id}
+    dot = LineageGraph(run.app, run.config).dot
+    assert '  subgraph cluster_s0 {\n    label="subgraph polish";' in dot
+    assert "  c4 -> s0c0 [style=dotted];" in dot and "    s0c1 -> s0c2;" in dot
+    assert LineageGraph(run.app, run.config, subgraphs=False).dot.count("cluster") == 0
+    assert LineageGraph(run.app, run.config).svg().count('class="node"') == 7 + 3
 
 
 def test_lineage_dot(full):
     dot = LineageGraph(full.app, full.config).dot
     assert dot == LineageGraph(full.saver, full.config).dot  # task names may differ: not in labels
     assert "c2 -> c3 [style=dashed, label=\"branch 1\"];" in dot
-    assert "  c2 -> c6;" in dot and "  c4 -> s0c0 [style=dotted];" in dot
+    assert "  c2 -> c6;" in dot and "cluster" not in dot
     assert 'c2 [label="c2  step 1  loop\\nupdated: __pregel_tasks, items\\nnext: work, work\\n' \
            'ERROR in work (retried ok): ' in dot and 'color="#dc2626"' in dot
     assert 'c3 [label="c3  step 2  loop\\nupdated: branch:to:review, items\\nnext: review\\n' \
            'INTERRUPT in review", fillcolor="#e5e7eb", color="#d97706"' in dot
     assert 'c6 [label="HEAD  c6  step 2  update' in dot and 'fillcolor="#fef3c7"' in dot
-    assert "1f" not in dot.replace("#", "")[:0] and full.config["configurable"]["thread_id"] not in dot
+    assert full.config["configurable"]["thread_id"] not in dot
     for step in load_history(full.saver, full.config).steps:  # never raw uuids in the drawing
         assert step.checkpoint_id not in dot
 
@@ -92,7 +100,7 @@ def test_lineage_dot(full):
 def test_lineage_svg_and_details(full):
     lineage = LineageGraph(full.app, full.config, selected="c3")
     svg = lineage.svg()
-    assert svg.startswith("<svg") and svg.count('class="node"') == 7 + 3
+    assert svg.startswith("<svg") and svg.count('class="node"') == 7
     assert "#fde047" in lineage.dot  # the selected checkpoint
     details = lineage.details("c3")
     assert "next: review  because branch:to:review 4 > seen 0" in details

@@ -61,8 +61,8 @@ class SubState(TypedDict):
     verdict: str
 
 
-def build_review_graph(rt: SimpleNamespace, saver: Any, flaky: dict) -> Any:
-    """plan -Send-> work x2 (fails once) -> review (interrupt) -> polish (a subgraph) -> END."""
+def build_review_graph(rt: SimpleNamespace, saver: Any, flaky: dict, subgraph: bool = False) -> Any:
+    """plan -Send-> work x2 (fails once) -> review (interrupt) -> polish (a node, or a subgraph) -> END."""
 
     def plan(state):
         return {"items": []}
@@ -90,7 +90,7 @@ def build_review_graph(rt: SimpleNamespace, saver: Any, flaky: dict) -> Any:
     g.add_node("plan", plan)
     g.add_node("work", work)
     g.add_node("review", review)
-    g.add_node("polish", sub.compile())
+    g.add_node("polish", sub.compile() if subgraph else inner)
     g.add_edge(rt.START, "plan")
     g.add_conditional_edges("plan", fan_out, ["work"])
     g.add_edge("work", "review")
@@ -99,10 +99,10 @@ def build_review_graph(rt: SimpleNamespace, saver: Any, flaky: dict) -> Any:
     return g.compile(checkpointer=saver)
 
 
-def run_until_interrupt(rt: SimpleNamespace, saver: Any) -> SimpleNamespace:
+def run_until_interrupt(rt: SimpleNamespace, saver: Any, subgraph: bool = False) -> SimpleNamespace:
     """Error in a Send task (saved as an __error__ write), retry, stop at review's interrupt."""
     flaky = {"failures": 1}
-    app = build_review_graph(rt, saver, flaky)
+    app = build_review_graph(rt, saver, flaky, subgraph)
     config = {"configurable": {"thread_id": f"viz-{uuid.uuid4().hex[:8]}"}}
     with pytest.raises(ValueError, match="flaky worker"):
         app.invoke({"topic": "t", "items": [], "verdict": ""}, config)
@@ -110,9 +110,9 @@ def run_until_interrupt(rt: SimpleNamespace, saver: Any) -> SimpleNamespace:
     return SimpleNamespace(app=app, saver=saver, config=config, rt=rt)
 
 
-def run_full(rt: SimpleNamespace, saver: Any) -> SimpleNamespace:
+def run_full(rt: SimpleNamespace, saver: Any, subgraph: bool = False) -> SimpleNamespace:
     """...then resume (approve), then fork from the checkpoint where the Sends were scheduled."""
-    run = run_until_interrupt(rt, saver)
+    run = run_until_interrupt(rt, saver, subgraph)
     run.result = run.app.invoke(rt.Command(resume="approve"), run.config)
     history = list(saver.list(run.config))
     step1 = next(t for t in history if t.metadata["step"] == 1 and not t.config["configurable"]["checkpoint_ns"])
