@@ -23,10 +23,11 @@ StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "cust
 class Send:
     """A packet for one node: run `node` next step with `arg` as its input (map-reduce)."""
 
-    __slots__ = ("node", "arg")
+    __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, /, node: str, arg: Any) -> None:
+    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node, self.arg = node, arg
+        self.timeout = timeout  # kept for LangGraph parity; lgcheckpoint has no task timeouts
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Send) and (self.node, self.arg) == (other.node, other.arg)
@@ -111,22 +112,16 @@ def interrupt_id(ns: str, answered: int) -> str:
     return xxh3_128_hexdigest((f"{ns}{NS_SEP}{answered}" if answered else ns).encode())
 
 
+@dataclass(slots=True)
 class Interrupt:
     """A question a node asked with interrupt(); answer it with Command(resume=...)."""
 
-    __slots__ = ("value", "id")
-
-    def __init__(self, value: Any, id: str = "placeholder-id") -> None:
-        self.value, self.id = value, id
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Interrupt) and (self.value, self.id) == (other.value, other.id)
+    value: Any
+    id: str = "placeholder-id"  # interrupt_id(task namespace, answers so far)
+    response_schema: Any = None  # kept for LangGraph parity; lgcheckpoint never validates it
 
     def __hash__(self) -> int:
         return hash(self.id)
-
-    def __repr__(self) -> str:
-        return f"Interrupt(value={self.value!r}, id={self.id!r})"
 
 
 def _default_retry_on(exc: BaseException) -> bool:

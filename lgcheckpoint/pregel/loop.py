@@ -120,7 +120,8 @@ class PregelLoop:
         self.stop = self.step + self.config.get("recursion_limit", 25) + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         updated = self.checkpoint.get("updated_channels")
-        self.updated_channels = set(updated) if updated else None
+        self.loaded_updated = set(updated) if updated else None  # lets the first step skip a scan
+        self.updated_channels: set[str] | None = None
 
     def apply_input(self) -> None:
         """Fresh input starts a new run; None or a Command continues the saved one."""
@@ -128,7 +129,7 @@ class PregelLoop:
         is_command = isinstance(self.input, Command)
         resuming = bool(self.checkpoint["channel_versions"]) and bool(
             conf.get("__lg_resuming", self.input is None or is_command))
-        addressed = bool(self.checkpoint_config[CONF].get("checkpoint_id"))
+        addressed = bool(conf.get("checkpoint_id"))  # the caller named a checkpoint
         time_travel = addressed and not (
             (is_command and self.input.resume is not None) or conf.get("__lg_resuming", False))
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
@@ -144,8 +145,8 @@ class PregelLoop:
             updated = apply_writes(self.checkpoint, self.channels,
                                    [InputWrites((), INPUT, null_writes, [])],
                                    self.get_next_version, self.graph.trigger_to_nodes)
-            if self.updated_channels is not None:
-                self.updated_channels |= updated
+            if self.loaded_updated is not None:
+                self.loaded_updated |= updated
         self.share_null_resume()
         if resuming:
             # breakpoints fire only on changes after this point
@@ -160,7 +161,7 @@ class PregelLoop:
             discarded = prepare_next_tasks(
                 self.checkpoint, self.pending_writes, self.graph.nodes, self.channels,
                 self.config, self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-                updated_channels=self.updated_channels)
+                updated_channels=self.loaded_updated)
             self.updated_channels = apply_writes(
                 self.checkpoint, self.channels,
                 [*discarded.values(), InputWrites((), INPUT, input_writes, [])],
@@ -172,7 +173,8 @@ class PregelLoop:
                 "values, or None / Command(resume=...) to continue a thread")
         if not self.is_nested:
             conf["__lg_resuming"] = resuming
-        self.resuming = resuming
+        if resuming:
+            self.updated_channels = self.loaded_updated
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task."""

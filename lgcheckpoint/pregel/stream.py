@@ -84,9 +84,7 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
     for task in tasks:
         mine = [(c, v) for t, c, v in pending_writes if t == task.id]
         output = [(c, v) for c, v in mine if c not in (ERROR, INTERRUPT, "__resume__")]
-        error = next((v for c, v in mine if c == ERROR), None)
-        if error is not None and not isinstance(error, BaseException):
-            error = Exception(str(error))
+        error = next((v for c, v in mine if c == ERROR), None)  # as stored (savers keep a repr)
         interrupts = tuple(i for c, v in mine if c == INTERRUPT
                            for i in (v if isinstance(v, (list, tuple)) else [v]))
         if live and output:
