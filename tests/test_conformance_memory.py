@@ -1,4 +1,5 @@
-"""InMemorySaver passes LangGraph's public conformance suite: all 8 capabilities, every test."""
+"""InMemorySaver: LangGraph's public conformance suite (all 8 capabilities, every test), then the
+storage layout and housekeeping rules the suite does not check."""
 
 import pytest
 
