@@ -299,7 +299,7 @@ def sorted_items(d: dict) -> list:
 def normalise(rec: Record) -> str:
     """The pretty-printed, placeholder-only form of a whole record."""
     norm = Normaliser()  # the saver content comes last, so task names are known by then
-    parts = [f"## {label}\n{pprint.pformat(norm(value), width=110, sort_dicts=False)}" for label, value in rec]
+    parts = [f"## {norm.text(label)}\n{pprint.pformat(norm(value), width=110, sort_dicts=False)}" for label, value in rec]
     return "\n".join(parts) + "\n"
 
 

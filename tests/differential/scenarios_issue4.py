@@ -275,3 +275,53 @@ def command_to_parent(lib: Run):
     g.add_edge(lib.START, "child")
     graph = g.compile(checkpointer=lib.saver())
     lib.stream(graph, {"trail": []}, thread(), stream_mode="updates", subgraphs=True)
+
+
+def ask_graph(lib: Run, **compile_kw):
+    """START -> ask (interrupts once) -> after."""
+
+    def ask(state):
+        lib.count("ask")
+        return {"trail": [f"answer={lib.interrupt({'question': 'name?'})}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("ask", ask)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "ask")
+    g.add_edge("ask", "after")
+    return g.compile(checkpointer=lib.saver(), **compile_kw)
+
+
+@scenario
+def interrupt_streamed_in_all_modes(lib: Run):
+    graph, cfg = ask_graph(lib), thread()
+    modes = ["values", "updates", "checkpoints", "tasks", "debug"]
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=modes)
+    lib.stream(graph, lib.Command(resume="ada"), cfg, stream_mode=modes)
+
+
+@scenario
+def async_interrupt_then_resume(lib: Run):
+    graph, cfg = ask_graph(lib), thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)
+    lib.astream(graph, lib.Command(resume="ada"), cfg, stream_mode="updates")
+
+
+@scenario
+def history_filters(lib: Run):
+    graph = three_step_graph(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    snaps = lib.history(graph, cfg, limit=2)
+    lib.history(graph, cfg, filter={"source": "loop", "step": 1})
+    lib.history(graph, cfg, before=snaps[-1].config)
+
+
+@scenario
+def edit_state_while_interrupted(lib: Run):
+    graph = three_step_graph(lib, interrupt_before=["b"])
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.update_state(graph, cfg, {"trail": ["human edit"]})  # as the last node to run ("a")
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)

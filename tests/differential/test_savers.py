@@ -4,6 +4,7 @@ Issue 3 scenarios are compared with LangGraph + InMemorySaver: the saver must no
 observes. Issue 4 scenarios are compared with LangGraph on the same kind of saver, because there
 LangGraph's own savers differ from each other (two interrupts in one node: InMemorySaver keeps
 every answer in the ``__resume__`` write, SqliteSaver and PostgresSaver keep the first one).
+Async scenarios use LangGraph + InMemorySaver, as LangGraph's sync savers cannot serve ainvoke.
 """
 
 import contextlib
@@ -49,5 +50,7 @@ def test_issue3_on_saver_same_as_langgraph_memory(name, saver_factory):
 
 @pytest.mark.parametrize("name", list(ISSUE4))
 def test_issue4_on_saver_same_as_langgraph_same_saver(name, saver_factory):
-    scenario = ISSUE4[name]
-    assert_same(name, record(scenario, LANGGRAPH, saver_factory), record(scenario, OURS, saver_factory))
+    scenario, reference = ISSUE4[name], saver_factory
+    if "async" in name:  # LangGraph's SqliteSaver and PostgresSaver have no async methods
+        reference = None
+    assert_same(name, record(scenario, LANGGRAPH, reference), record(scenario, OURS, saver_factory))
