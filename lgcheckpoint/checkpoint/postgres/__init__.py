@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 from psycopg import Connection
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -159,11 +160,19 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         """Run write statements in one transaction, pipelined into one round trip."""
         if not statements:
             return
-        with self._connection() as conn, conn.pipeline(), conn.transaction():
-            with conn.cursor(binary=True) as cur:
-                for statement in statements:
-                    run = cur.executemany if statement.many else cur.execute
-                    run(statement.query, statement.params)
+        with self._connection() as conn:
+            try:
+                with conn.pipeline(), conn.cursor(binary=True) as cur:
+                    cur.execute("BEGIN")
+                    for statement in statements:
+                        run = cur.executemany if statement.many else cur.execute
+                        run(statement.query, statement.params)
+                    cur.execute("COMMIT")
+            except BaseException:
+                # the server still holds the open (or failed) transaction: nothing of it stays
+                if conn.info.transaction_status != TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+                raise
 
 
 @contextlib.contextmanager

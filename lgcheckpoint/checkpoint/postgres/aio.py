@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -190,11 +191,19 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         """Run write statements in one transaction, pipelined into one round trip."""
         if not statements:
             return
-        async with self._connection() as conn, conn.pipeline(), conn.transaction():
-            async with conn.cursor(binary=True) as cur:
-                for statement in statements:
-                    run = cur.executemany if statement.many else cur.execute
-                    await run(statement.query, statement.params)
+        async with self._connection() as conn:
+            try:
+                async with conn.pipeline(), conn.cursor(binary=True) as cur:
+                    await cur.execute("BEGIN")
+                    for statement in statements:
+                        run = cur.executemany if statement.many else cur.execute
+                        await run(statement.query, statement.params)
+                    await cur.execute("COMMIT")
+            except BaseException:
+                # the server still holds the open (or failed) transaction: nothing of it stays
+                if conn.info.transaction_status != TransactionStatus.IDLE:
+                    await conn.execute("ROLLBACK")
+                raise
 
 
 @contextlib.asynccontextmanager

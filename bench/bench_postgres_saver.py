@@ -1,0 +1,195 @@
+"""Benchmark: PostgresSaver put / put_writes / get_tuple speed and storage, ours vs LangGraph's.
+
+    python bench/bench_postgres_saver.py [--n 500] [--repeats 3] [--big-steps 500] [--serde own|same]
+
+Speed: a thread of ``--n`` checkpoints (5 channels, 2 written per step: small dicts and one short
+str), one ``put_writes`` of 3 writes per checkpoint, then ``get_tuple`` of each checkpoint by id.
+Each measurement runs in a fresh subprocess on its own schema; the two libraries' subprocesses
+alternate so background load hits both alike; figures are medians (operations per second).
+``--serde same`` gives both savers LangGraph's JsonPlusSerializer, so only the saver code differs.
+
+Storage: ``--big-steps`` puts whose 1 MB channel never changes (random base64, so TOAST cannot
+compress it away) plus a small counter that does; then pg_total_relation_size of the three
+tables. LangGraph keeps a str inline in every checkpoint's JSONB; we keep every value in one blob
+per version. A dict channel is stored once by both. Needs a server (LGCHECKPOINT_POSTGRES_URI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+URI = os.environ.get("LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres")
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+
+def saver_class(impl: str):
+    if impl == "ours":
+        from lgcheckpoint.checkpoint.postgres import PostgresSaver
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    return PostgresSaver
+
+
+def open_saver(impl: str, uri: str, serde: str):
+    """A context manager yielding a set-up saver of one library."""
+    kwargs = {}
+    if serde == "same":
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+        kwargs["serde"] = JsonPlusSerializer()
+    cls = saver_class(impl)
+    if not kwargs:
+        return cls.from_conn_string(uri)
+    import contextlib
+
+    import psycopg
+    from psycopg.rows import dict_row
+
+    @contextlib.contextmanager
+    def opened():
+        with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            yield cls(conn, serde=kwargs["serde"])
+    return opened()
+
+
+def schema_uri(uri: str, schema: str) -> str:
+    """The bench database with its tables in one fresh schema."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return make_conninfo(uri, options=f"-csearch_path={schema}")
+
+
+def make_checkpoint(step: int, values: dict, versions: dict) -> dict:
+    from lgcheckpoint.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    checkpoint.update(channel_values=dict(values), channel_versions=dict(versions),
+                      versions_seen={"node": dict(versions)}, updated_channels=sorted(values))
+    return checkpoint
+
+
+# --- one measurement, in a subprocess ----------------------------------------------------------
+def speed(impl: str, uri: str, n: int, serde: str) -> dict:
+    """put, put_writes and get_tuple per second on a fresh schema."""
+    uri = schema_uri(uri, f"bench_{impl}_{uuid.uuid4().hex[:6]}")
+    with open_saver(impl, uri, serde) as saver:
+        saver.setup()
+        versions: dict = {}
+        values = {f"ch{i}": {"messages": [f"m{i}"] * 3} for i in range(4)} | {"name": "agent"}
+        work = []
+        for step in range(n):
+            changed = [f"ch{step % 4}", "name"] if step else list(values)
+            for ch in changed:
+                versions[ch] = saver.get_next_version(versions.get(ch), None)
+                values[ch] = {"messages": [f"m{step}"] * 3, "step": step} if ch != "name" else f"s{step}"
+            work.append((make_checkpoint(step, values, versions), {c: versions[c] for c in changed}))
+        gc.collect()
+        gc.freeze()
+        configs, parent = [], {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        t0 = time.perf_counter()
+        for step, (checkpoint, new_versions) in enumerate(work):
+            parent = saver.put(parent, checkpoint, {"source": "loop", "step": step}, new_versions)
+            configs.append(parent)
+        t1 = time.perf_counter()
+        for i, config in enumerate(configs):
+            saver.put_writes(config, [("ch0", {"v": i}), ("ch1", "x"), ("branch:to:a", None)], f"task{i}")
+        t2 = time.perf_counter()
+        for config in configs:
+            assert saver.get_tuple(config) is not None
+        t3 = time.perf_counter()
+    return {"put": n / (t1 - t0), "put_writes": n / (t2 - t1), "get_tuple": n / (t3 - t2)}
+
+
+def storage(impl: str, uri: str, steps: int, kind: str) -> dict:
+    """Bytes on disk after ``steps`` puts with an unchanging 1 MB channel (a str or a dict)."""
+    uri = schema_uri(uri, f"store_{impl}_{kind}")
+    text = base64.b64encode(os.urandom(786_432)).decode()  # 1 MiB of incompressible text
+    big = text if kind == "str" else {"text": text}
+    with open_saver(impl, uri, "own") as saver:
+        saver.setup()
+        versions = {"big": saver.get_next_version(None, None)}
+        parent = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        t0 = time.perf_counter()
+        for step in range(steps):
+            versions["step"] = saver.get_next_version(versions.get("step"), None)
+            new = {"step": versions["step"]} | ({"big": versions["big"]} if step == 0 else {})
+            checkpoint = make_checkpoint(step, {"big": big, "step": step}, versions)
+            parent = saver.put(parent, checkpoint, {"step": step}, new)
+        seconds = time.perf_counter() - t0
+        assert saver.get_tuple(parent).checkpoint["channel_values"]["big"] == big
+    import psycopg
+
+    with psycopg.connect(uri) as conn:
+        size = sum(conn.execute("SELECT pg_total_relation_size(%s::regclass)", (t,)).fetchone()[0]
+                   for t in TABLES)
+    return {"bytes": size, "seconds": seconds}
+
+
+# --- driver ---------------------------------------------------------------------------------------
+def in_subprocess(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", *args], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--big-steps", type=int, default=500)
+    parser.add_argument("--serde", choices=["own", "same"], default="own")
+    parser.add_argument("--uri", default=URI)
+    parser.add_argument("--child", nargs="*")
+    args = parser.parse_args()
+    if args.child:  # one measurement: print its JSON and exit
+        what, impl, *rest = args.child
+        result = speed(impl, args.uri, int(rest[0]), rest[1]) if what == "speed" else \
+            storage(impl, args.uri, int(rest[0]), rest[1])
+        print(json.dumps(result))
+        return
+
+    import psycopg
+
+    db = f"lgc_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(args.uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{db}"')
+    from psycopg.conninfo import make_conninfo
+
+    server, args.uri = args.uri, make_conninfo(args.uri, dbname=db)
+    try:
+        runs: dict[str, list[dict]] = {"ours": [], "langgraph": []}
+        for _ in range(args.repeats):
+            for impl in runs:  # alternate, so background load hits both alike
+                runs[impl].append(in_subprocess("speed", impl, str(args.n), args.serde, "--uri", args.uri))
+        print(f"speed: {args.n} checkpoints, median of {args.repeats} runs, serde={args.serde} (ops/s)")
+        print(f"  {'verb':<11}{'ours':>10}{'langgraph':>11}{'ours/lg':>9}")
+        for verb in ("put", "put_writes", "get_tuple"):
+            ours, lg = (statistics.median(r[verb] for r in runs[i]) for i in ("ours", "langgraph"))
+            print(f"  {verb:<11}{ours:>10.0f}{lg:>11.0f}{ours / lg:>8.2f}x")
+
+        print(f"storage: {args.big_steps} puts, a 1 MB channel that never changes")
+        print(f"  {'channel':<8}{'ours MB':>9}{'langgraph MB':>14}{'lg/ours':>9}{'ours s':>8}{'lg s':>7}")
+        for kind in ("str", "dict"):
+            ours, lg = (in_subprocess("storage", i, str(args.big_steps), kind, "--uri", args.uri)
+                        for i in ("ours", "langgraph"))
+            print(f"  {kind:<8}{ours['bytes'] / 1e6:>9.1f}{lg['bytes'] / 1e6:>14.1f}"
+                  f"{lg['bytes'] / ours['bytes']:>8.1f}x{ours['seconds']:>8.1f}{lg['seconds']:>7.1f}")
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()
