@@ -12,6 +12,8 @@ from typing import Any, ForwardRef, Literal, Optional, TypedDict, Union
 import langgraph.types as lg_types
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.serde import jsonplus as lg_jsonplus
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as LangGraphSerializer
@@ -23,7 +25,7 @@ from lgcheckpoint.checkpoint.serde.allowlist import collect_allowlist
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
 from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
-from tests.serde_corpus import CORPUS, CorpusState, Point, expected, same
+from tests.serde_corpus import CORPUS, Color, CorpusState, Point, expected, same
 
 ALLOW = collect_allowlist(CorpusState)
 OURS = JsonPlusSerializer(allowed_msgpack_modules=ALLOW)
@@ -313,3 +315,38 @@ def test_allowed_type_with_bad_arguments_is_a_clear_error():
     assert JsonPlusSerializer(inspect=True).loads_typed(blob) == Opaque(
         "datetime", "date", [2024, 13, 1], 1
     )
+
+
+# --- property: any nested value of supported types agrees with LangGraph -------------------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.binary(max_size=20)
+    | st.datetimes(timezones=st.none() | st.timezones())
+    | st.dates()
+    | st.times()
+    | st.timedeltas()
+    | st.uuids()
+    | st.decimals(allow_nan=False)
+    | st.sets(st.integers(-5, 5), max_size=3)
+    | st.builds(Point, st.integers(-(2**63), 2**63), st.integers(-5, 5))
+    | st.sampled_from(list(Color))
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=values)
+def test_property_same_bytes_and_round_trip(value):
+    typed = OURS.dumps_typed(value)
+    assert typed == THEIRS.dumps_typed(value)
+    assert OURS.loads_typed(typed) == THEIRS.loads_typed(typed) == value
