@@ -157,7 +157,7 @@ class Pregel:
         config["metadata"] = {**config.get("metadata", {})}
         saver = self.checkpointer if self.checkpointer is not None else conf.get(
             "__lg_checkpointer")
-        if saver is False:
+        if saver is False or saver is True:
             saver = None
         if saver is not None:
             if conf.get("thread_id") is None:
@@ -168,6 +168,8 @@ class Pregel:
         if durability not in (None, "sync", "async", "exit"):
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
         durability = durability or conf.get("__lg_durability") or "async"
+        conf["__lg_durability"] = durability
+        conf["__lg_checkpointer"] = saver  # subgraphs compiled without one inherit it
         modes = [stream_mode or "updates"] if not isinstance(stream_mode, list) else stream_mode
         for mode in modes:
             if mode not in STREAM_MODES:
@@ -211,27 +213,41 @@ class Pregel:
     def _loop(self, input: Any, run: Run, saved: Any, saves: Any, superseded: bool,
               subgraphs: bool) -> PregelLoop:
         conf = run.config[CONF]
-        parent_emit = conf.get("__lg_stream") if subgraphs or "__lg_stream" in conf else None
+        # a subgraph also streams to the root run when that run asked for subgraphs=True
+        root_emit = conf.get("__lg_stream")
+        modes = set(run.modes) | set(conf.get("__lg_stream_modes", ()))
+        if "debug" in modes:
+            modes |= {"checkpoints", "tasks"}
 
-        def emit(ns: tuple, mode: str, payload: Any) -> None:
-            if parent_emit is not None and ns:
-                parent_emit(ns, mode, payload)
-                return
+        def to_caller(ns: tuple, mode: str, payload: Any) -> None:
             if mode in run.modes:
                 run.chunks.append((ns, mode, payload))
-            if mode in ("checkpoints", "tasks") and "debug" in run.modes:
-                run.chunks.append((ns, "debug", out.debug_chunk(mode, loop.step, payload)))
 
-        if subgraphs and parent_emit is None:
-            conf["__lg_stream"] = emit
-        if "custom" in run.modes:
+        def emit(ns: tuple, mode: str, payload: Any) -> None:
+            for m, p in ((mode, payload), *(
+                    [("debug", out.debug_chunk(mode, loop.step, payload))]
+                    if "debug" in modes and mode in ("checkpoints", "tasks") else [])):
+                if root_emit is not None:
+                    root_emit(ns, m, p)
+                to_caller(ns, m, p)
+
+        if subgraphs and root_emit is None:
+            conf["__lg_stream"], conf["__lg_stream_modes"] = to_caller, run.modes
+        if "custom" in modes:
             conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
         loop = PregelLoop(self, input, run.config, saved=saved, saver=run.saver, saves=saves,
-                          durability=run.durability, emit=emit,
+                          durability=run.durability, emit=emit, modes=modes,
                           interrupt_before=run.interrupt_before,
                           interrupt_after=run.interrupt_after, output_keys=run.output_keys,
                           superseded=superseded)
         return loop
+
+    def run_as_node(self, task: Any, value: Any) -> Any:
+        """Run this graph as a node of a parent graph, checkpointing under the task's namespace."""
+        return self.invoke(value, subgraph_config(task))
+
+    async def arun_as_node(self, task: Any, value: Any) -> Any:
+        return await self.ainvoke(value, subgraph_config(task))
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
         try:
@@ -321,6 +337,18 @@ class Pregel:
         if any(e.target == END for e in edges) or ends:
             nodes[END] = DrawNode(END, END)
         return DrawGraph(nodes, edges)
+
+
+def subgraph_config(task: Any) -> dict:
+    """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
+    conf = task.config[CONF]
+    parent_ns = conf.get("checkpoint_ns", "")
+    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", "__lg_writer")}
+    child.update(checkpoint_ns=task.ns, __lg_task_id=task.id,
+                 checkpoint_map={**conf.get("checkpoint_map", {}),
+                                 parent_ns: conf["__lg_checkpoint_id"]},
+                 __lg_parent_null_resume=conf.get("__lg_null_resume"))
+    return {**task.config, CONF: child}
 
 
 def without_id(config: dict) -> dict:

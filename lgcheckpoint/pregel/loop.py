@@ -39,12 +39,13 @@ class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
     def __init__(self, graph: Pregel, input: Any, config: dict, *, saved: CheckpointTuple | None,
-                 saver: Any, saves: Any, durability: str, emit: Emit | None,
+                 saver: Any, saves: Any, durability: str, emit: Emit, modes: set[str],
                  interrupt_before: Any, interrupt_after: Any, output_keys: list[str],
                  superseded: bool = False) -> None:
         self.graph, self.input, self.config, self.saver = graph, input, config, saver
         self.saves = saves  # the ordered background queue of saver calls (runner.py)
         self.durability, self.emit_fn = durability, emit
+        self.modes = modes  # stream modes someone listens to: only those payloads are built
         self.interrupt_before, self.interrupt_after = interrupt_before, interrupt_after
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
         self.output_keys = output_keys  # what values chunks and the final output show
@@ -68,9 +69,10 @@ class PregelLoop:
             self.updated_channels = apply_writes(
                 self.checkpoint, self.channels, self.tasks.values(), self.get_next_version,
                 self.graph.trigger_to_nodes)
-            if not self.updated_channels.isdisjoint(self.output_keys):
+            if "values" in self.modes and not self.updated_channels.isdisjoint(self.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
+            self.config[CONF].pop("__lg_resuming", None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
             if self.interrupt_after and should_interrupt(
@@ -96,8 +98,10 @@ class PregelLoop:
                 self.checkpoint, self.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
             raise GraphInterrupt()
-        self.emit_many("tasks", [out.task_payload(t) for t in self.tasks.values()
-                                 if not t.node.hidden])
+        if "tasks" in self.modes:
+            for task in self.tasks.values():
+                if not task.node.hidden:
+                    self.emit("tasks", out.task_payload(task))
         for task in self.tasks.values():
             if task.writes:
                 self.output_writes(task, task.writes, cached=True)
@@ -155,7 +159,8 @@ class PregelLoop:
             if forks:
                 self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
                 self.save_checkpoint({"source": "fork"})
-            self.emit("values", self.read_output())
+            if "values" in self.modes:
+                self.emit("values", self.read_output())
         elif input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = prepare_next_tasks(
@@ -239,7 +244,8 @@ class PregelLoop:
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
             updated_channels=self.updated_channels)
-        if self.saver is not None and self.emit_fn is not None:
+        self.config[CONF]["__lg_checkpoint_id"] = self.checkpoint["id"]  # subgraphs' parent
+        if self.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 
     def reapply_pending_writes(self) -> None:
@@ -340,7 +346,7 @@ class PregelLoop:
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = apply_writes(self.checkpoint, self.channels, self.tasks.values(),
                                        self.get_next_version, self.graph.trigger_to_nodes)
-                if not updated.isdisjoint(self.output_keys):
+                if "values" in self.modes and not updated.isdisjoint(self.output_keys):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -356,24 +362,21 @@ class PregelLoop:
                 if self.channels[k].is_available()}
 
     def emit(self, mode: str, payload: Any) -> None:
-        if self.emit_fn is not None:
+        if mode in self.modes:
             self.emit_fn(self.namespace, mode, payload)
-
-    def emit_many(self, mode: str, payloads: list) -> None:
-        for payload in payloads:
-            self.emit(mode, payload)
 
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
         """Stream what a task just wrote: its updates, or the interrupt it raised."""
-        if self.emit_fn is None or task.node.hidden:
+        if task.node.hidden:
             return
         if writes[0][0] == INTERRUPT:
             interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
             self.emit("updates", {INTERRUPT: interrupts})
-            self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
-        elif writes[0][0] != ERROR:
+            if "values" in self.modes:
+                self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
+        elif writes[0][0] != ERROR and "updates" in self.modes:
             self.emit("updates", out.updates_payload(self.output_keys, task, writes, cached))
-        if not cached:
+        if not cached and "tasks" in self.modes:
             self.emit("tasks", out.task_result_payload(self.graph, task, writes))
 
 

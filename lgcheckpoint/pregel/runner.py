@@ -15,12 +15,14 @@ import queue
 import random
 import threading
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
+from lgcheckpoint.constants import NS_END, NS_SEP
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
-from lgcheckpoint.types import RetryPolicy, Send, current_task
+from lgcheckpoint.types import Command, RetryPolicy, Send, current_task
 
 Commit = Callable[[Task, "BaseException | None"], None]
 
@@ -97,40 +99,57 @@ def retry_policy_for(policies: Any, exc: Exception, attempts: int) -> RetryPolic
     return None
 
 
+def parent_command_target(task: Task, exc: ParentCommand) -> bool:
+    """True if a Command(graph=...) bubbling up from a subgraph is addressed to this task."""
+    cmd = exc.command
+    if cmd.graph in (task.ns, task.ns.split(NS_END)[0], task.name):
+        return True
+    if cmd.graph == Command.PARENT:  # address it to the graph that runs this task
+        parts = task.ns.split(NS_SEP)
+        exc.command = replace(cmd, graph=NS_SEP.join(parts[:-1]))
+        exc.args = (exc.command,)
+    return False
+
+
 def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
     attempts = 0
     while True:
+        task.writes.clear()
+        token = current_task.set(task)
         try:
-            token = current_task.set(task)
-            try:
-                return run_once(task, graph)
-            finally:
-                current_task.reset(token)
-        except (GraphInterrupt, ParentCommand):
+            return collect_writes(task, call_node(task), graph)
+        except ParentCommand as exc:
+            if not parent_command_target(task, exc):
+                raise
+            return collect_writes(task, exc.command, graph)
+        except GraphInterrupt:
             raise
         except Exception as exc:
             attempts += 1
             if (policy := retry_policy_for(task.node.retry_policy, exc, attempts)) is None:
                 raise
             time.sleep(retry_delay(policy, attempts))
-            task.writes.clear()
+        finally:
+            current_task.reset(token)
 
 
-def run_once(task: Task, graph: Any) -> None:
+def call_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
-        result = node.subgraph.run_as_node(task, node_input(task))
-    elif node.func is None:
-        result = task.input
-    elif node.is_async:
+        return node.subgraph.run_as_node(task, node_input(task))
+    if node.func is None:
+        return task.input
+    if node.is_async:
         raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
-    else:
-        args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
-                                 node.wants_writer)
-        result = node.func(*args, **kwargs)
+    args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
+                             node.wants_writer)
+    return node.func(*args, **kwargs)
+
+
+def collect_writes(task: Task, result: Any, graph: Any) -> None:
     finish_writes(task, result, graph.nodes)
-    for branch in node.branches:
+    for branch in task.node.branches:
         add_branch_writes(task, branch, call_plain(task, branch.path, branch_input(task, branch)),
                           graph.nodes)
 
@@ -145,38 +164,42 @@ async def arun_task(task: Task, graph: Any) -> None:
     """Async twin of run_task: awaits async nodes, runs sync ones in a worker thread."""
     attempts = 0
     while True:
+        task.writes.clear()
+        token = current_task.set(task)
         try:
-            token = current_task.set(task)
-            try:
-                return await arun_once(task, graph)
-            finally:
-                current_task.reset(token)
-        except (GraphInterrupt, ParentCommand):
+            return await acollect_writes(task, await acall_node(task), graph)
+        except ParentCommand as exc:
+            if not parent_command_target(task, exc):
+                raise
+            return await acollect_writes(task, exc.command, graph)
+        except GraphInterrupt:
             raise
         except Exception as exc:
             attempts += 1
             if (policy := retry_policy_for(task.node.retry_policy, exc, attempts)) is None:
                 raise
             await asyncio.sleep(retry_delay(policy, attempts))
-            task.writes.clear()
+        finally:
+            current_task.reset(token)
 
 
-async def arun_once(task: Task, graph: Any) -> None:
+async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
-        result = await node.subgraph.arun_as_node(task, node_input(task))
-    elif node.func is None:
-        result = task.input
-    else:
-        args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
-                                 node.wants_writer)
-        if node.is_async:
-            result = await node.func(*args, **kwargs)
-        else:
-            ctx = contextvars.copy_context()
-            result = await asyncio.to_thread(ctx.run, node.func, *args, **kwargs)
+        return await node.subgraph.arun_as_node(task, node_input(task))
+    if node.func is None:
+        return task.input
+    args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
+                             node.wants_writer)
+    if node.is_async:
+        return await node.func(*args, **kwargs)
+    ctx = contextvars.copy_context()
+    return await asyncio.to_thread(ctx.run, node.func, *args, **kwargs)
+
+
+async def acollect_writes(task: Task, result: Any, graph: Any) -> None:
     finish_writes(task, result, graph.nodes)
-    for branch in node.branches:
+    for branch in task.node.branches:
         result = call_plain(task, branch.path, branch_input(task, branch))
         if asyncio.iscoroutine(result):
             result = await result
