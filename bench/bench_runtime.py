@@ -1,6 +1,7 @@
 """Benchmark: the runtime's per-super-step overhead, lgcheckpoint vs LangGraph.
 
-    python bench/bench_runtime.py [--steps 200] [--runs 5] [--repeats 5] [--only none,memory,sqlite,postgres]
+    python bench/bench_runtime.py [--steps 200] [--runs 5] [--repeats 5]
+                                  [--only none,memory,sqlite,postgres]
 
 The graph is the smallest loop: one node increments a counter and a conditional edge sends it back
 to itself until the counter reaches ``--steps``; so the figure is what the loop costs per
@@ -30,7 +31,9 @@ from typing import TypedDict
 
 PACKAGES = ["langgraph", "lgcheckpoint"]
 TARGETS = {"none": 0.5, "memory": 0.5, "sqlite": 0.6, "postgres": 0.6}
-POSTGRES = os.environ.get("LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres")
+POSTGRES = os.environ.get(
+    "LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
 
 
 class Counter(TypedDict):
@@ -55,10 +58,14 @@ def open_saver(package: str, kind: str, where: str):
     elif kind == "memory":
         yield __import__(f"{package}.checkpoint.memory", fromlist=["x"]).InMemorySaver()
     elif kind == "sqlite":
-        with __import__(f"{package}.checkpoint.sqlite", fromlist=["x"]).SqliteSaver.from_conn_string(where) as s:
+        with __import__(
+            f"{package}.checkpoint.sqlite", fromlist=["x"]
+        ).SqliteSaver.from_conn_string(where) as s:
             yield s
     else:
-        with __import__(f"{package}.checkpoint.postgres", fromlist=["x"]).PostgresSaver.from_conn_string(where) as s:
+        with __import__(
+            f"{package}.checkpoint.postgres", fromlist=["x"]
+        ).PostgresSaver.from_conn_string(where) as s:
             s.setup()
             yield s
 
@@ -70,7 +77,10 @@ def measure(package: str, kind: str, where: str, steps: int, runs: int) -> float
         durability = {"durability": "sync"} if kind in ("sqlite", "postgres") else {}
 
         def once():
-            config = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps + 10}
+            config = {
+                "configurable": {"thread_id": uuid.uuid4().hex},
+                "recursion_limit": steps + 10,
+            }
             assert graph.invoke({"n": 0}, config, **durability)["n"] == steps
 
         once()  # warm-up: imports, first-use caches, prepared statements
@@ -89,7 +99,7 @@ def worker(argv: list[str]) -> None:
 
 def run_worker(package: str, kind: str, where: str, steps: int, runs: int) -> float | str:
     cmd = [sys.executable, __file__, "--worker", package, kind, where, str(steps), str(runs)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode:
         return (proc.stderr.strip().splitlines() or ["failed"])[-1][:70]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -123,7 +133,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5, help="subprocesses per package and saver")
     ap.add_argument("--only", default="none,memory,sqlite,postgres")
     args = ap.parse_args()
-    print(f"{args.steps}-step loop, {args.runs} invokes x {args.repeats} alternating subprocesses; µs/step (median)")
+    print(f"{args.steps}-step loop, {args.runs} invokes x {args.repeats} runs; median µs/step")
     print(f"{'saver':<10}{'langgraph':>12}{'ours':>12}{'ours/lg':>10}{'target':>8}")
     with tempfile.TemporaryDirectory() as tmp, scratch_postgres() as pg_uri:
         for kind in args.only.split(","):
@@ -132,7 +142,9 @@ def main() -> None:
             results: dict[str, list] = {p: [] for p in PACKAGES}
             for i in range(args.repeats):
                 for package in PACKAGES if i % 2 == 0 else PACKAGES[::-1]:  # A/B, then B/A
-                    where = pg_uri if kind == "postgres" else os.path.join(tmp, f"{package}-{i}.sqlite")
+                    where = (
+                        pg_uri if kind == "postgres" else os.path.join(tmp, f"{package}-{i}.sqlite")
+                    )
                     results[package].append(run_worker(package, kind, where, args.steps, args.runs))
             print_row(kind, results)
 
@@ -143,8 +155,12 @@ def print_row(kind: str, results: dict[str, list]) -> None:
         numbers = [v for v in values if isinstance(v, float)]
         figures[package] = statistics.median(numbers) if len(numbers) == len(values) else values[-1]
     lg, ours = figures["langgraph"], figures["lgcheckpoint"]
-    show = lambda v: f"{v:12.1f}" if isinstance(v, float) else f"  {v}"  # noqa: E731
-    ratio = f"{ours / lg:10.2f}" if isinstance(lg, float) and isinstance(ours, float) else f"{'n/a':>10}"
+    show = lambda v: f"{v:12.1f}" if isinstance(v, float) else f"  {v}"
+    ratio = (
+        f"{ours / lg:10.2f}"
+        if isinstance(lg, float) and isinstance(ours, float)
+        else f"{'n/a':>10}"
+    )
     print(f"{kind:<10}{show(lg)}{show(ours)}{ratio}{TARGETS[kind]:>8}", flush=True)
 
 

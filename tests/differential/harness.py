@@ -88,7 +88,9 @@ class Run:
         return self._call("invoke", graph, config, lambda: graph.invoke(input, config, **kw))
 
     def ainvoke(self, graph, input, config=None, **kw):
-        return self._call("ainvoke", graph, config, lambda: asyncio.run(graph.ainvoke(input, config, **kw)))
+        return self._call(
+            "ainvoke", graph, config, lambda: asyncio.run(graph.ainvoke(input, config, **kw))
+        )
 
     def stream(self, graph, input, config=None, **kw):
         label = f"stream {kw}"
@@ -104,15 +106,15 @@ class Run:
         return self._call(f"get_state {kw}", graph, config, lambda: graph.get_state(config, **kw))
 
     def history(self, graph, config, **kw):
-        fn = lambda: list(graph.get_state_history(config, **kw))  # noqa: E731
+        fn = lambda: list(graph.get_state_history(config, **kw))
         return self._call(f"get_state_history {kw}", graph, config, fn)
 
     def update_state(self, graph, config, values, as_node=None):
-        fn = lambda: graph.update_state(config, values, as_node=as_node)  # noqa: E731
+        fn = lambda: graph.update_state(config, values, as_node=as_node)
         return self._call(f"update_state as_node={as_node}", graph, config, fn)
 
     def finish(self) -> Record:
-        """Append the final state of every touched thread and the saver's content; return the log."""
+        """Append each touched thread's final state and history, and the saver's content."""
         for graph, thread in self._touched:
             if getattr(graph, "checkpointer", None) is None:
                 continue
@@ -166,7 +168,8 @@ def stored(t: Any) -> dict:
         "channel_values": cp["channel_values"],
         "channel_versions": {k: int_version(v) for k, v in cp["channel_versions"].items()},
         "versions_seen": {
-            node: {k: int_version(v) for k, v in seen.items()} for node, seen in cp["versions_seen"].items()
+            node: {k: int_version(v) for k, v in seen.items()}
+            for node, seen in cp["versions_seen"].items()
         },
         "updated_channels": cp.get("updated_channels"),
         "metadata": t.metadata,
@@ -204,7 +207,9 @@ UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 HASH = r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"
 TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:\+00:00|Z)?"
 RANDOM = re.compile(rf"{UUID}|{HASH}|{TIMESTAMP}")
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes made by no task (e.g. a resume value)
+NULL_TASK_ID = (
+    "00000000-0000-0000-0000-000000000000"  # writes made by no task (e.g. a resume value)
+)
 
 
 EXPANDED = {"Interrupt", "Command", "Send", "Overwrite"}  # API value types compared field by field
@@ -215,6 +220,7 @@ class Normaliser:
 
     def __init__(self):
         self.names: dict[str, str] = {}  # raw id/timestamp -> placeholder
+        self.counts: Counter = Counter()  # placeholders made so far, per kind ("id", "ts")
         self.task_names: dict[str, str] = {}  # raw task id -> node name, learnt from snapshots
 
     def text(self, s: str) -> Any:
@@ -228,7 +234,8 @@ class Normaliser:
             return "<no task>"
         if raw not in self.names:
             kind = "ts" if "T" in raw else "id"
-            self.names[raw] = f"<{kind}{sum(v.startswith(f'<{kind}') for v in self.names.values()) + 1}>"
+            self.counts[kind] += 1
+            self.names[raw] = f"<{kind}{self.counts[kind]}>"
         return self.names[raw]
 
     def __call__(self, obj: Any) -> Any:
@@ -240,15 +247,22 @@ class Normaliser:
         if isinstance(obj, Raised):
             return repr(obj)
         if isinstance(obj, BaseException):
-            return repr(Raised(obj, "langgraph" if "langgraph" in type(obj).__module__ else "lgcheckpoint"))
+            return repr(
+                Raised(obj, "langgraph" if "langgraph" in type(obj).__module__ else "lgcheckpoint")
+            )
         if isinstance(obj, PendingWrites):
             return self.pending_writes(obj)
         if type(obj).__name__ in ("StateSnapshot", "PregelTask"):
             self.learn_task_names(obj)
         if isinstance(obj, dict):
             return {self(k): self(v) for k, v in sorted_items(obj)}
-        if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # NamedTuple: keep its name and fields
-            return {"__type__": type(obj).__name__, **{f: self(getattr(obj, f)) for f in obj._fields}}
+        if isinstance(obj, tuple) and hasattr(
+            obj, "_fields"
+        ):  # NamedTuple: keep its name and fields
+            return {
+                "__type__": type(obj).__name__,
+                **{f: self(getattr(obj, f)) for f in obj._fields},
+            }
         if isinstance(obj, (list, tuple)):
             return type(obj)(self(x) for x in obj)
         if isinstance(obj, (set, frozenset)):
@@ -299,8 +313,11 @@ def sorted_items(d: dict) -> list:
 def normalise(rec: Record) -> str:
     """The pretty-printed, placeholder-only form of a whole record."""
     norm = Normaliser()  # the saver content comes last, so task names are known by then
-    parts = [f"## {norm.text(label)}\n{pprint.pformat(norm(value), width=110, sort_dicts=False)}" for label, value in rec]
-    return "\n".join(parts) + "\n"
+    parts = [
+        f"## {norm.text(label)}\n{pprint.pformat(norm(value), width=110, sort_dicts=False)}\n"
+        for label, value in rec
+    ]
+    return "".join(parts)
 
 
 def diff(expected: str, actual: str, a: str = "langgraph", b: str = "ours") -> str:
@@ -308,12 +325,16 @@ def diff(expected: str, actual: str, a: str = "langgraph", b: str = "ours") -> s
     return "\n".join(lines)
 
 
-def assert_same(name: str, expected: Record, actual: Record, a: str = "langgraph", b: str = "ours") -> None:
+def assert_same(
+    name: str, expected: Record, actual: Record, a: str = "langgraph", b: str = "ours"
+) -> None:
     """Fail with a readable unified diff when the normalised histories differ."""
     left, right = normalise(expected), normalise(actual)
     if left != right:
         text = diff(left, right, a, b).splitlines()
-        shown = "\n".join(text[:250]) + (f"\n... ({len(text) - 250} more diff lines)" if len(text) > 250 else "")
+        shown = "\n".join(text[:250]) + (
+            f"\n... ({len(text) - 250} more diff lines)" if len(text) > 250 else ""
+        )
         # pytrace=False: the diff is the report; the records' reprs would only bury it
         pytest.fail(f"scenario {name}: {a} and {b} histories differ\n{shown}", pytrace=False)
 

@@ -42,7 +42,9 @@ class Lib:
         try:
             return getattr(importlib.import_module(path), symbol)
         except (ImportError, AttributeError) as exc:
-            raise AssertionError(f"[{self.name}] cannot import {symbol} from {path}: {exc}") from exc
+            raise AssertionError(
+                f"[{self.name}] cannot import {symbol} from {path}: {exc}"
+            ) from exc
 
     def __repr__(self) -> str:
         return self.name

@@ -1,4 +1,4 @@
-"""Issue 3 scenarios: the super-step loop, channels, reducers, edges, schemas, streaming, durability.
+"""Issue 3 scenarios: the super-step loop, channels, reducers, edges, schemas, streams, durability.
 
 Each scenario builds a small graph with ``lib``'s names and drives it through ``lib``'s recording
 verbs; the harness compares everything observed between LangGraph and lgcheckpoint.
@@ -90,7 +90,9 @@ def reducers(lib: Run):
         return {"items": [3], "best": {"x": 2, "y": 7}, "total": 5}
 
     def summary(state):
-        return {"last": f"{sorted(state['items'])} {sorted(state['best'].items())} {state['total']}"}
+        return {
+            "last": f"{sorted(state['items'])} {sorted(state['best'].items())} {state['total']}"
+        }
 
     g = lib.StateGraph(Reduced)
     g.add_node("left", left)
@@ -174,7 +176,9 @@ def update_state_then_continue(lib: Run):
     graph = two_step_graph(lib)
     cfg = thread()
     lib.invoke(graph, {"trail": ["in"], "n": 0}, cfg)
-    lib.update_state(graph, cfg, {"trail": ["patched"], "n": 1})  # no as_node: counts as the last node
+    lib.update_state(
+        graph, cfg, {"trail": ["patched"], "n": 1}
+    )  # no as_node: counts as the last node
     lib.get_state(graph, cfg)
     lib.update_state(graph, cfg, {"n": 2}, as_node="a")  # as if "a" wrote it: "b" runs next
     lib.get_state(graph, cfg)
@@ -296,7 +300,12 @@ def stream_modes(lib: Run):
     graph = g.compile(checkpointer=lib.saver())
     for i, mode in enumerate(["values", "updates", "debug", "checkpoints", "tasks", "custom"]):
         lib.stream(graph, {"trail": [mode]}, thread(f"t{i}"), stream_mode=mode)
-    lib.stream(graph, {"trail": ["many"]}, thread("many"), stream_mode=["values", "updates", "custom", "tasks"])
+    lib.stream(
+        graph,
+        {"trail": ["many"]},
+        thread("many"),
+        stream_mode=["values", "updates", "custom", "tasks"],
+    )
 
 
 @scenario

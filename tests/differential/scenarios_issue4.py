@@ -183,7 +183,9 @@ def parallel_failure_then_resume(lib: Run):
     def flaky(state):
         lib.count("flaky")
         if lib.calls["flaky"] == 1:
-            wait_for_write(lib, cfg, ("trail", ["steady"]))  # fail only once the sibling's work is saved
+            wait_for_write(
+                lib, cfg, ("trail", ["steady"])
+            )  # fail only once the sibling's work is saved
             raise ValueError("flaky failed once")
         return {"trail": ["flaky"]}
 
@@ -208,7 +210,9 @@ def retry_policy(lib: Run):
             raise ConnectionError(f"attempt {lib.calls['shaky']}")
         return {"trail": ["shaky ok"]}
 
-    policy = lib.RetryPolicy(max_attempts=3, initial_interval=0.001, backoff_factor=1.0, jitter=False)
+    policy = lib.RetryPolicy(
+        max_attempts=3, initial_interval=0.001, backoff_factor=1.0, jitter=False
+    )
     g = lib.StateGraph(Trail)
     g.add_node("shaky", shaky, retry_policy=policy)
     g.add_edge(lib.START, "shaky")

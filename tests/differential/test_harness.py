@@ -13,7 +13,9 @@ ALL = {**ISSUE3, **ISSUE4}
 
 @pytest.mark.parametrize("name", list(ALL))
 def test_langgraph_equals_itself(name):
-    assert_same(name, record(ALL[name], LANGGRAPH), record(ALL[name], LANGGRAPH), "langgraph", "langgraph")
+    assert_same(
+        name, record(ALL[name], LANGGRAPH), record(ALL[name], LANGGRAPH), "langgraph", "langgraph"
+    )
 
 
 def one_more_update(lib):
@@ -23,8 +25,12 @@ def one_more_update(lib):
 
 
 def test_a_different_run_compares_unequal():
-    with pytest.raises(pytest.fail.Exception, match=r"scenario linear_chain: .*differ(.|\n)*\+## update_state"):
-        assert_same("linear_chain", record(linear_chain, LANGGRAPH), record(one_more_update, LANGGRAPH))
+    with pytest.raises(
+        pytest.fail.Exception, match=r"scenario linear_chain: .*differ(.|\n)*\+## update_state"
+    ):
+        assert_same(
+            "linear_chain", record(linear_chain, LANGGRAPH), record(one_more_update, LANGGRAPH)
+        )
 
 
 def test_placeholders_keep_id_equality():
@@ -40,5 +46,7 @@ def test_versions_keep_only_their_integer_part():
 
 
 def test_missing_ours_module_fails_instead_of_skipping():
-    with pytest.raises(AssertionError, match=r"\[ours\] cannot import StateGraph from lgcheckpoint_gone.graph"):
-        Lib("ours", "lgcheckpoint_gone").StateGraph
+    with pytest.raises(
+        AssertionError, match=r"\[ours\] cannot import StateGraph from lgcheckpoint_gone.graph"
+    ):
+        Lib("ours", "lgcheckpoint_gone").StateGraph  # noqa: B018 - the import is the test

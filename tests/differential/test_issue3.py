@@ -1,4 +1,4 @@
-"""Issue 3 acceptance: each scenario gives the same normalised history on LangGraph and on lgcheckpoint."""
+"""Issue 3 acceptance: each scenario's normalised history is the same on LangGraph and on ours."""
 
 import pytest
 
