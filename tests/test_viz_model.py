@@ -134,9 +134,6 @@ def test_versions_seen_matrix(full):
     assert m.colour("review", "branch:to:review") == "#f87171"
     assert m.text().splitlines()[0] == "c3 step 2: next = review"
     assert "review     branch:to:review=0/4!" in m.text()
-    png = m.png()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert set(m._repr_mimebundle_()) == {"image/png", "text/plain"}
 
 
 def test_player_frames(full):

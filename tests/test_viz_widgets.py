@@ -140,7 +140,9 @@ def test_widgets_driven_from_python():
     matrix = VersionsSeenMatrix(run.saver, run.config).widget()
     pick, image, text = matrix.children
     pick.value = "c3"
-    assert "c3 step 2: next = review" in text.value and image.value[:4] == b"\x89PNG"
+    assert "c3 step 2: next = review" in text.value and image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    bundle = VersionsSeenMatrix(run.saver, run.config)._repr_mimebundle_()
+    assert set(bundle) == {"image/png", "text/plain"} and bundle["text/plain"].startswith("VersionsSeenMatrix(c6")
     storage = StorageView(run.saver, run.config).widget()
     storage.children[0].value = "blobs"
     assert "<b>blobs</b>" in storage.children[1].value
