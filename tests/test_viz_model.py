@@ -4,6 +4,8 @@ the player frames and the topology. The expected facts are LangGraph's own behav
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, LineageGraph, SuperStepPlayer,
@@ -171,3 +173,17 @@ def test_dot_is_deterministic_across_savers_and_runtimes(saver_for, sqlite_path)
     assert ours.dot == theirs.dot  # same graph + input -> the very same text on any saver/runtime
     assert ChannelVersionTable(run.saver, run.config)._repr_html_() == \
         ChannelVersionTable(reference.saver, reference.config)._repr_html_()
+
+
+def test_error_that_stopped_the_run(saver_for):
+    rt, saver = saver_for
+    from tests.viz_helpers import build_review_graph
+
+    app = build_review_graph(rt, saver, {"failures": 99})
+    config = {"configurable": {"thread_id": f"failed-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises(ValueError):
+        app.invoke({"topic": "t", "items": [], "verdict": ""}, config)
+    h = load_history(app, config)
+    assert h.head.key == "c2" and len(h.head.errors) == 2  # both Send tasks failed
+    dot = LineageGraph(app, config).dot
+    assert "ERROR in work: " in dot and "retried" not in dot

@@ -5,6 +5,7 @@ messages a user gets for misuse or a missing Graphviz."""
 from __future__ import annotations
 
 import sqlite3
+import uuid
 
 import pytest
 
@@ -173,3 +174,30 @@ def test_misuse_gives_clear_errors():
         VersionsSeenMatrix(InMemorySaver(), {"configurable": {"thread_id": "none"}})
     with pytest.raises(KeyError, match="c0..c"):
         load_history(InMemorySaver(), {"configurable": {"thread_id": "none"}})["c9"]
+
+
+def test_hitl_two_parallel_interrupts_answered_one_by_one(saver_for):
+    rt, saver, _ = saver_for
+    from typing_extensions import TypedDict
+
+    class Votes(TypedDict, total=False):
+        a: str
+        b: str
+
+    g = rt.StateGraph(Votes)
+    g.add_node("ask_a", lambda s: {"a": rt.interrupt("vote a?")})
+    g.add_node("ask_b", lambda s: {"b": rt.interrupt("vote b?")})
+    g.add_edge(rt.START, "ask_a")
+    g.add_edge(rt.START, "ask_b")
+    app = g.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": f"votes-{uuid.uuid4().hex[:8]}"}}
+    app.invoke({}, config)
+    panel = HITLPanel(app, config, approve="yes", reject="no")
+    assert sorted(i.value for i in panel.interrupts) == ["vote a?", "vote b?"]
+    ui = panel.widget()
+    first_row = ui.children[0].children[0]
+    asked = first_row.children[0].value
+    first_row.children[1].children[1].click()  # reject the first one only
+    assert [i.value for i in panel.interrupts] == [("vote b?" if "a?" in asked else "vote a?")]
+    buttons(ui)[0][0].click()  # approve the other
+    assert panel.interrupts == [] and sorted(panel.last_result.values()) == ["no", "yes"]
