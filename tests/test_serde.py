@@ -7,7 +7,9 @@ import logging
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any, ForwardRef, Literal, Optional, TypedDict, Union
+from zoneinfo import ZoneInfo
 
 import langgraph.types as lg_types
 import pydantic
@@ -319,6 +321,7 @@ def test_allowed_type_with_bad_arguments_is_a_clear_error():
 
 # --- property: any nested value of supported types agrees with LangGraph -------------------
 
+fixed_offsets = st.builds(timezone, st.timedeltas(timedelta(hours=-23), timedelta(hours=23)))
 scalars = (
     st.none()
     | st.booleans()
@@ -326,7 +329,7 @@ scalars = (
     | st.floats(allow_nan=False)
     | st.text(max_size=20)
     | st.binary(max_size=20)
-    | st.datetimes(timezones=st.none() | st.timezones())
+    | st.datetimes(timezones=st.none() | st.timezones() | fixed_offsets)
     | st.dates()
     | st.times()
     | st.timedeltas()
@@ -349,4 +352,21 @@ values = st.recursive(
 def test_property_same_bytes_and_round_trip(value):
     typed = OURS.dumps_typed(value)
     assert typed == THEIRS.dumps_typed(value)
-    assert OURS.loads_typed(typed) == THEIRS.loads_typed(typed) == value
+    assert OURS.loads_typed(typed) == THEIRS.loads_typed(typed)
+    assert OURS.loads_typed(typed) == value or has_ambiguous_local_time(value)
+
+
+def has_ambiguous_local_time(value: Any) -> bool:
+    """A zone-local time in a DST overlap: stored as offset, it compares unequal (PEP 495)."""
+    if isinstance(value, datetime) and isinstance(value.tzinfo, ZoneInfo):
+        return value.replace(fold=1 - value.fold).utcoffset() != value.utcoffset()
+    if isinstance(value, dict):
+        value = list(value.values())
+    return isinstance(value, list) and any(has_ambiguous_local_time(v) for v in value)
+
+
+def test_zone_local_datetimes_keep_the_instant_but_not_the_zone_like_langgraph():
+    stamp = datetime(2024, 11, 3, 1, 30, fold=1, tzinfo=ZoneInfo("America/New_York"))  # 2nd 1:30
+    back = OURS.loads_typed(OURS.dumps_typed(stamp))
+    assert back == THEIRS.loads_typed(THEIRS.dumps_typed(stamp))
+    assert back.utcoffset() == stamp.utcoffset() and back.tzinfo == timezone(timedelta(hours=-5))
