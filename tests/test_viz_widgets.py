@@ -201,3 +201,11 @@ def test_hitl_two_parallel_interrupts_answered_one_by_one(saver_for):
     assert [i.value for i in panel.interrupts] == [("vote b?" if "a?" in asked else "vote a?")]
     buttons(ui)[0][0].click()  # approve the other
     assert panel.interrupts == [] and sorted(panel.last_result.values()) == ["no", "yes"]
+
+
+def test_engine_override_must_be_a_program(monkeypatch):
+    monkeypatch.setenv("LGCHECKPOINT_GRAPHVIZ", "/nonexistent/dot")
+    with pytest.raises(render.GraphvizNotFound, match="LGCHECKPOINT_GRAPHVIZ"):
+        render.find_engine()
+    monkeypatch.delenv("LGCHECKPOINT_GRAPHVIZ")
+    assert render.find_engine().endswith(("graphviz-pure", "graphviz-pure.exe", "dot", "dot.exe"))

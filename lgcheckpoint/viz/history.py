@@ -95,9 +95,9 @@ class History:
     def __getitem__(self, key: str | int) -> Step:
         if isinstance(key, int):
             return self.steps[key]
-        for s in self.steps:
-            if s.key == key:
-                return s
+        index = int(key[1:]) if key[:1] == "c" and key[1:].isdigit() else -1
+        if 0 <= index < len(self.steps):  # keys are c0..cN in order: no search needed
+            return self.steps[index]
         raise KeyError(f"no checkpoint {key!r} in this history; keys are c0..c{len(self.steps) - 1}")
 
     def __len__(self) -> int:

@@ -25,9 +25,11 @@ class GraphvizNotFound(RuntimeError):
 
 def find_engine() -> str:
     """Path of graphviz-pure (preferred: same layout everywhere) or dot."""
-    override = os.environ.get("LGCHECKPOINT_GRAPHVIZ")
+    override = os.environ.get("LGCHECKPOINT_GRAPHVIZ")  # a path or name of an engine to use
     if override:
-        return override
+        if shutil.which(override):
+            return shutil.which(override)
+        raise GraphvizNotFound(f"LGCHECKPOINT_GRAPHVIZ={override!r} is not a program; unset it or {INSTALL_HINT}")
     scripts = Path(sys.executable).parent  # a kernel's PATH may not include its own venv's bin
     for name in ("graphviz-pure", "dot"):
         exe = shutil.which(name) or shutil.which(name, path=str(scripts))
@@ -39,8 +41,11 @@ def find_engine() -> str:
 @lru_cache(maxsize=256)
 def dot_to_svg(dot: str) -> str:
     """Lay out DOT text and return SVG (cached: widgets redraw the same graphs often)."""
-    done = subprocess.run([find_engine(), "-Tsvg"], input=dot.encode(), capture_output=True,
-                          timeout=60)
+    try:
+        done = subprocess.run([find_engine(), "-Tsvg"], input=dot.encode(), capture_output=True,
+                              timeout=60)
+    except OSError as error:  # found but cannot run (permissions, wrong architecture)
+        raise GraphvizNotFound(f"cannot run the Graphviz engine ({error}); {INSTALL_HINT}") from error
     if done.returncode != 0:
         raise RuntimeError(f"Graphviz failed: {done.stderr.decode(errors='replace')[:500]}")
     svg = done.stdout.decode()
