@@ -58,7 +58,8 @@ def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
 
 
 def interrupt_dict(interrupt: Any) -> dict:
-    return {"value": interrupt.value, "id": interrupt.id}
+    return {"value": interrupt.value, "id": interrupt.id,
+            "response_schema": getattr(interrupt, "response_schema", None)}
 
 
 def with_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
