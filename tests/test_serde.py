@@ -221,6 +221,8 @@ def test_collect_allowlist_finds_subclasses_of_a_declared_base():
     found = collect_allowlist(list[BaseMessage])
     assert ("langchain_core.messages.human", "HumanMessage") in found
     assert ("langchain_core.messages.ai", "AIMessage") in found
+    assert ("langchain_core.messages.modifier", "RemoveMessage") in found  # add_messages writes it
+    assert not any(name in ("UsageMetadata", "ToolCall") for _, name in found)  # TypedDicts: dicts
 
 
 def test_collect_allowlist_survives_unresolvable_forward_refs():

@@ -158,7 +158,7 @@ def _visit(typ: Any, found: set[TypeName], seen: set[int]) -> None:
     if not isinstance(typ, type) or typ.__module__ in ("builtins", "typing", "collections.abc"):
         return
     # a TypedDict is stored as a plain dict; every other class is stored by name
-    if not typing.is_typeddict(typ):
+    if not is_typeddict(typ):
         found.add((typ.__module__, typ.__name__))
     if _stored_by_name(typ):
         for field_type in _field_types(typ):
@@ -177,8 +177,13 @@ def _stored_by_name(typ: type) -> bool:
         or hasattr(typ, "__fields__")
         or dataclasses.is_dataclass(typ)
         or hasattr(typ, "_fields")
-        or typing.is_typeddict(typ)
+        or is_typeddict(typ)
     ) and not issubclass(typ, Enum)
+
+
+def is_typeddict(typ: type) -> bool:
+    """typing's and typing_extensions' TypedDicts alike (typing.is_typeddict misses the latter)."""
+    return issubclass(typ, dict) and hasattr(typ, "__required_keys__")
 
 
 def _field_types(typ: type) -> Collection[Any]:
