@@ -1,6 +1,9 @@
 """InMemorySaver: LangGraph's public conformance suite (all 8 capabilities, every test), then the
 storage layout and housekeeping rules the suite does not check."""
 
+import sys
+import threading
+
 import pytest
 
 from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, empty_checkpoint, get_checkpoint_id
@@ -202,3 +205,44 @@ def test_prune_keep_latest_drops_subgraph_calls_of_deleted_root_checkpoints():
     kept = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
     assert kept == {"", "sub:this-call", "persistent"}
     assert len(list(saver.list(None))) == 3
+
+
+def test_threads_writing_and_pruning_at_once_keep_the_index_true():
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, to interleave them
+    try:
+        _write_and_prune_at_once()
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def _write_and_prune_at_once():
+    saver, errors = InMemorySaver(), []
+
+    def catching(work):
+        def run(*args):
+            try:
+                work(*args)
+            except Exception as exc:  # noqa: BLE001 - reported by the assert below
+                errors.append(exc)
+        return run
+
+    def writer(thread_id):
+        put_chain(saver, thread_id, n=150)
+
+    def pruner():
+        for _ in range(50):
+            saver.prune([f"w{i}" for i in range(3)])
+
+    workers = [threading.Thread(target=catching(writer), args=(f"w{i}",)) for i in range(3)]
+    workers.append(threading.Thread(target=catching(pruner)))
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors
+    for thread_id, namespaces in saver.storage.items():
+        for ns, checkpoints in namespaces.items():
+            assert saver._ids[(thread_id, ns)] == sorted(checkpoints)
+            assert saver.get_tuple({"configurable": {"thread_id": thread_id}}).checkpoint["id"] \
+                == max(checkpoints)
