@@ -15,7 +15,8 @@ from lgcheckpoint.viz.topology import GraphDrawing
 from lgcheckpoint.viz.versions import ChannelVersionTable, VersionsSeenMatrix
 
 __all__ = [
-    "ChannelVersionTable", "GraphDrawing", "GraphvizNotFound", "HITLPanel", "History", "LineageGraph",
-    "Step", "StorageView", "SuperStepPlayer", "VersionsSeenMatrix", "dot_to_svg", "find_engine",
+    "ChannelVersionTable", "GraphDrawing", "GraphvizNotFound", "HITLPanel", "History",
+    "LineageGraph", "Step", "StorageView", "SuperStepPlayer", "VersionsSeenMatrix", "dot_to_svg",
+    "find_engine",
     "load_history",
 ]

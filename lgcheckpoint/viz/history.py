@@ -1,11 +1,12 @@
 """One history model for every viewer, built only from the public saver API.
 
-``load_history(source, config)`` reads ``saver.list(config)`` once and turns each CheckpointTuple into
-a ``Step``: where it sits in the lineage (parent, branch), what changed (versions, updated channels),
-what was saved while its super-step ran (pending writes, grouped by task) and what runs next and why
-(a node is *triggered* when one of its trigger channels holds a value whose version is newer than the
-version recorded for that node in ``versions_seen``). It duck-types: LangGraph's savers and ours give
-the same shapes, so nothing here imports LangGraph. Next: ``lineage.py`` draws these steps.
+``load_history(source, config)`` reads ``saver.list(config)`` once and turns each CheckpointTuple
+into a ``Step``: where it sits in the lineage (parent, branch), what changed (versions, updated
+channels), what was saved while its super-step ran (pending writes, grouped by task) and what runs
+next and why (a node is *triggered* when one of its trigger channels holds a value whose version is
+newer than the version recorded for that node in ``versions_seen``). It duck-types: LangGraph's
+savers and ours give the same shapes, so nothing here imports LangGraph.
+Next: ``lineage.py`` draws these steps.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class History:
         index = int(key[1:]) if key[:1] == "c" and key[1:].isdigit() else -1
         if 0 <= index < len(self.steps):  # keys are c0..cN in order: no search needed
             return self.steps[index]
-        raise KeyError(f"no checkpoint {key!r} in this history; keys are c0..c{len(self.steps) - 1}")
+        last = len(self.steps) - 1
+        raise KeyError(f"no checkpoint {key!r} in this history; keys are c0..c{last}")
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -173,7 +175,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
         if s.parent in by_key:
             by_key[s.parent].children.append(s.key)
         parent = by_key.get(s.parent)
-        if not s.updated_channels:  # update/fork checkpoints may not record it: diff with the parent
+        if not s.updated_channels:  # update/fork checkpoints may not record it: diff the parent
             s.updated_channels = changed_channels(s, parent)
         s.triggered = triggered_nodes(s, node_triggers)
     if steps:
@@ -193,7 +195,8 @@ def make_step(index: int, t: Any, keys: dict[str, str]) -> Step:
         ns=t.config["configurable"].get("checkpoint_ns", ""),
         step=md.get("step", -1), source=md.get("source", "?"),
         parent=keys.get(parent_id) if parent_id else None,
-        channel_versions={c: version_number(v) for c, v in in_channel_order(ck.get("channel_versions"))},
+        channel_versions={c: version_number(v)
+                          for c, v in in_channel_order(ck.get("channel_versions"))},
         versions_seen={n: {c: version_number(v) for c, v in seen.items()}
                        for n, seen in ck.get("versions_seen", {}).items()},
         updated_channels=sorted(ck.get("updated_channels") or []),
@@ -240,7 +243,7 @@ def changed_channels(step: Step, parent: Step | None) -> list[str]:
 
 
 def graph_triggers(graph: Any) -> dict[str, list[str]]:
-    """Trigger channels per node from a compiled graph (graph.nodes[name].triggers), if it has them."""
+    """Trigger channels per node from a compiled graph (graph.nodes[name].triggers), if any."""
     nodes = getattr(graph, "nodes", None)
     if not isinstance(nodes, dict):
         return {}
@@ -264,7 +267,7 @@ def infer_triggers(steps: list[Step], channels: list[str]) -> dict[str, list[str
 
 
 def is_node(name: str) -> bool:
-    """versions_seen also holds bookkeeping entries (__input__, __interrupt__) that are not nodes."""
+    """versions_seen also holds bookkeeping entries (__input__, __interrupt__): not nodes."""
     return name == "__start__" or not name.startswith("__")
 
 

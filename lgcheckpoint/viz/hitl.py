@@ -91,7 +91,8 @@ class HITLPanel:
         def answer(value: Any, interrupt_id: str):
             try:
                 result = self.resume(value, interrupt_id)
-                status.value = f"resumed with {html.escape(short(value))}: {html.escape(short(result, 120))}"
+                status.value = (f"resumed with {html.escape(short(value))}: "
+                                f"{html.escape(short(result, 120))}")
             except Exception as error:  # noqa: BLE001 - show the user, keep the panel alive
                 status.value = f"<span style='color:#b00'>{html.escape(repr(error))}</span>"
             lineage.reload()
@@ -107,7 +108,8 @@ class HITLPanel:
             buttons[0].on_click(lambda _: answer(self.approve_value, iid))
             buttons[1].on_click(lambda _: answer(self.reject_value, iid))
             buttons[2].on_click(lambda _: answer(parse_answer(text.value), iid))
-            label = w.HTML(f"<code>{html.escape(short(getattr(interrupt, 'value', interrupt), 200))}</code>")
+            asked = short(getattr(interrupt, "value", interrupt), 200)
+            label = w.HTML(f"<code>{html.escape(asked)}</code>")
             return w.VBox([label, w.HBox(buttons), text])
 
         def draw():

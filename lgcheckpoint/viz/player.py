@@ -44,7 +44,8 @@ class SuperStepPlayer(DotView):
                  index: int | None = None, until: str | None = None):
         self.history = as_history(source, config, graph)
         graph = graph if graph is not None else (source if hasattr(source, "get_graph") else None)
-        self.topology = graph_topology(graph) if graph is not None else inferred_topology(self.history)
+        self.topology = (graph_topology(graph) if graph is not None
+                         else inferred_topology(self.history))
         self.frames = [make_frame(self.history, s) for s in self.history.branch_steps(until)]
         if not self.frames:
             raise ValueError("this thread has no checkpoints yet: run the graph first")

@@ -1,8 +1,8 @@
-"""Turn DOT text into SVG with whatever Graphviz engine is installed, and the shared static-view base.
+"""Turn DOT text into SVG with whatever Graphviz engine is installed; the static-view base.
 
 ``pip install graphviz-pure`` gives a layout engine on Linux, macOS and Windows, but names it
-``graphviz-pure`` (not ``dot``), so we look for it ourselves and run it by subprocess; a system ``dot``
-is the fallback. Without either, viewers show the install command instead of a traceback.
+``graphviz-pure`` (not ``dot``), so we look for it ourselves and run it by subprocess; a system
+``dot`` is the fallback. Without either, viewers show the install command instead of a traceback.
 Next: ``lineage.py``.
 """
 
@@ -29,7 +29,8 @@ def find_engine() -> str:
     if override:
         if shutil.which(override):
             return shutil.which(override)
-        raise GraphvizNotFound(f"LGCHECKPOINT_GRAPHVIZ={override!r} is not a program; unset it or {INSTALL_HINT}")
+        raise GraphvizNotFound(
+            f"LGCHECKPOINT_GRAPHVIZ={override!r} is not a program; unset it or {INSTALL_HINT}")
     scripts = Path(sys.executable).parent  # a kernel's PATH may not include its own venv's bin
     for name in ("graphviz-pure", "dot"):
         exe = shutil.which(name) or shutil.which(name, path=str(scripts))
@@ -45,7 +46,8 @@ def dot_to_svg(dot: str) -> str:
         done = subprocess.run([find_engine(), "-Tsvg"], input=dot.encode(), capture_output=True,
                               timeout=60)
     except OSError as error:  # found but cannot run (permissions, wrong architecture)
-        raise GraphvizNotFound(f"cannot run the Graphviz engine ({error}); {INSTALL_HINT}") from error
+        message = f"cannot run the Graphviz engine ({error}); {INSTALL_HINT}"
+        raise GraphvizNotFound(message) from error
     if done.returncode != 0:
         raise RuntimeError(f"Graphviz failed: {done.stderr.decode(errors='replace')[:500]}")
     svg = done.stdout.decode()

@@ -1,8 +1,8 @@
 """StorageView: a thread's checkpoints as the saver actually stored them.
 
 The other viewers read the public API; this one looks underneath (duck-typed): InMemorySaver's
-``storage`` / ``writes`` / ``blobs`` dicts, SqliteSaver's ``checkpoints`` and ``writes`` tables (every
-value inside each checkpoint row), PostgresSaver's ``checkpoints`` / ``checkpoint_blobs`` /
+``storage`` / ``writes`` / ``blobs`` dicts, SqliteSaver's ``checkpoints`` and ``writes`` tables
+(every value inside each checkpoint row), PostgresSaver's ``checkpoints`` / ``checkpoint_blobs`` /
 ``checkpoint_writes`` (a channel value is stored once per version and shared by every checkpoint
 that still points at that version). It counts the bytes per checkpoint and the blobs shared.
 """
@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.history import History, load_history, version_number
 
-SQL_TABLES = {"sqlite": ["checkpoints", "writes"],
+SQL_TABLES = {"sqlite": ["checkpoints", "writes"],  # what sql_rows reads, in display order
               "postgres": ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]}
 
 
@@ -40,7 +40,8 @@ def saver_kind(saver: Any) -> str:
             return "sqlite"
         if module.startswith("psycopg"):
             return "postgres"
-        raise TypeError(f"StorageView reads sync savers only; got a {type(conn).__name__} connection")
+        raise TypeError(f"StorageView reads sync savers only; got a {type(conn).__name__} "
+                        "connection (use SqliteSaver / PostgresSaver, not the aio ones)")
     if all(hasattr(saver, a) for a in ("storage", "writes", "blobs")):
         return "memory"
     raise TypeError(f"StorageView does not know how {type(saver).__name__} stores checkpoints")
@@ -88,7 +89,8 @@ def sql_rows(saver: Any, kind: str, thread_id: str) -> dict[str, list[dict]]:
             cur = c.cursor()
             cur.execute(f"SELECT * FROM {table} WHERE thread_id = {mark}", (thread_id,))
             names = [d[0] for d in cur.description]
-            rows[table] = [r if isinstance(r, dict) else dict(zip(names, r)) for r in cur.fetchall()]
+            rows[table] = [r if isinstance(r, dict) else dict(zip(names, r))
+                           for r in cur.fetchall()]
     return rows
 
 
@@ -105,6 +107,15 @@ class _same:
         return False
 
 
+TABLE_NAMES = {  # kind -> (checkpoint rows, write rows, blob rows or None)
+    "memory": ("storage", "writes", "blobs"),
+    "sqlite": ("checkpoints", "writes", None),
+    "postgres": ("checkpoints", "checkpoint_writes", "checkpoint_blobs"),
+}
+SUMMARY_COLUMNS = ("checkpoint", "step", "checkpoint bytes", "writes bytes", "blobs new",
+                   "blobs shared", "blob bytes")
+
+
 class StorageView:
     """Rows as stored, bytes per checkpoint, and blobs shared instead of stored again."""
 
@@ -113,29 +124,32 @@ class StorageView:
         self.kind = saver_kind(saver)
         self.history: History = load_history(saver, config)
         tid = self.history.thread_id
-        self.tables = memory_rows(saver, tid) if self.kind == "memory" else sql_rows(saver, self.kind, tid)
+        self.tables = (memory_rows(saver, tid) if self.kind == "memory"
+                       else sql_rows(saver, self.kind, tid))
         self.per_checkpoint = self.count_bytes()
 
     def count_bytes(self) -> list[CheckpointBytes]:
         """Walk checkpoints oldest first; a blob is new the first time a checkpoint points at it."""
-        ns = self.history.ns
-        ckpt_table = "storage" if self.kind == "memory" else "checkpoints"
-        writes_table = {"memory": "writes", "sqlite": "writes", "postgres": "checkpoint_writes"}[self.kind]
-        blob_table = {"memory": "blobs", "postgres": "checkpoint_blobs"}.get(self.kind)
+        ns, (ckpt_table, writes_table, blob_table) = self.history.ns, TABLE_NAMES[self.kind]
         rows = {r["checkpoint_id"]: r for r in self.tables[ckpt_table] if r["checkpoint_ns"] == ns}
         blobs = {(b["channel"], version_number(b["version"])): size(b["blob"])
                  for b in self.tables.get(blob_table, []) if b["checkpoint_ns"] == ns}
+        writes: dict[str, int] = {}  # checkpoint id -> bytes of its pending writes
+        for w in self.tables[writes_table]:
+            if w["checkpoint_ns"] == ns:
+                value = w["value"] if "value" in w else w["blob"]
+                writes[w["checkpoint_id"]] = writes.get(w["checkpoint_id"], 0) + size(value)
         stored_before: set[tuple[str, int]] = set()
         out = []
         for step in self.history.steps:
             row = rows.get(step.checkpoint_id, {})
-            writes = sum(size(w.get("value", w.get("blob"))) for w in self.tables[writes_table]
-                         if w["checkpoint_id"] == step.checkpoint_id and w["checkpoint_ns"] == ns)
             refs = {k for k in step.channel_versions.items() if k in blobs}
             new = refs - stored_before
             stored_before |= refs
-            out.append(CheckpointBytes(step.key, step.step, size(row.get("checkpoint")) + size(row.get("metadata")),
-                                       writes, len(new), len(refs - new), sum(blobs[k] for k in new)))
+            out.append(CheckpointBytes(
+                step.key, step.step, size(row.get("checkpoint")) + size(row.get("metadata")),
+                writes.get(step.checkpoint_id, 0), len(new), len(refs - new),
+                sum(blobs[k] for k in new)))
         return out
 
     @property
@@ -149,24 +163,27 @@ class StorageView:
                 f"{self.blobs_shared} blob references shared)")
 
     def summary_html(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in ("checkpoint", "step", "checkpoint bytes",
-                                                 "writes bytes", "blobs new", "blobs shared", "blob bytes"))
-        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in c) + "</tr>" for c in self.per_checkpoint)
-        note = ("<p>SQLite keeps every channel value inside each checkpoint row: nothing is shared.</p>"
-                if self.kind == "sqlite" else
-                f"<p>{self.blobs_shared} blob references point at values stored by an earlier checkpoint.</p>")
-        return f'<table class="lgc-storage">{head}{body}</table>{note}'
+        head = "".join(f"<th>{h}</th>" for h in SUMMARY_COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in c) + "</tr>"
+                       for c in self.per_checkpoint)
+        if self.kind == "sqlite":
+            note = "SQLite keeps every channel value inside each checkpoint row: nothing is shared."
+        else:
+            note = (f"{self.blobs_shared} blob references point at values an earlier "
+                    "checkpoint stored.")
+        return f'<table class="lgc-storage">{head}{body}</table><p>{note}</p>'
 
     def table_html(self, table: str, limit: int = 50) -> str:
+        """One table's rows as stored (ids labelled with their cN, bytes as sizes)."""
         keys = {s.checkpoint_id: s.key for s in self.history.steps}
-        rows = self.tables[table][:limit]
+        rows, total = self.tables[table][:limit], len(self.tables[table])
         if not rows:
             return f"<p>{table}: no rows</p>"
         cols = list(rows[0])
-        cells = lambda r: "".join(f"<td>{html.escape(cell_text(r[c], keys))}</td>" for c in cols)  # noqa: E731
-        body = "".join(f"<tr>{cells(r)}</tr>" for r in rows)
-        more = f"<p>… {len(self.tables[table]) - limit} more rows</p>" if len(self.tables[table]) > limit else ""
-        return (f"<p><b>{table}</b> ({len(self.tables[table])} rows)</p><table><tr>"
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(cell_text(r[c], keys))}</td>"
+                                        for c in cols) + "</tr>" for r in rows)
+        more = f"<p>… {total - limit} more rows</p>" if total > limit else ""
+        return (f"<p><b>{table}</b> ({total} rows)</p><table><tr>"
                 + "".join(f"<th>{c}</th>" for c in cols) + f"</tr>{body}</table>{more}")
 
     def _repr_html_(self) -> str:
@@ -174,14 +191,19 @@ class StorageView:
                 + "".join(self.table_html(t) for t in self.tables) + "</div>")
 
     def widget(self):
+        """Pick the summary or one table."""
         import ipywidgets as w
 
         from lgcheckpoint.viz.widgets import viewer_box
 
         pick = w.Dropdown(options=["bytes per checkpoint", *self.tables])
         out = w.HTML(self.summary_html())
-        pick.observe(lambda ch: setattr(out, "value", self.summary_html() if ch["new"] not in self.tables
-                                        else self.table_html(ch["new"])), names="value")
+
+        def show(change):
+            name = change["new"]
+            out.value = self.table_html(name) if name in self.tables else self.summary_html()
+
+        pick.observe(show, names="value")
         return viewer_box("StorageView", [pick, out])
 
 

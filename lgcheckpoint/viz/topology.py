@@ -29,12 +29,13 @@ def graph_topology(graph: Any) -> Topology:
     if not hasattr(graph, "get_graph"):
         raise TypeError(f"{type(graph).__name__} has no get_graph(): pass a compiled graph")
     drawable = graph.get_graph()
-    edges = {Edge(e.source, e.target, bool(getattr(e, "conditional", False))) for e in drawable.edges}
+    edges = {Edge(e.source, e.target, bool(getattr(e, "conditional", False)))
+             for e in drawable.edges}
     return Topology(list(drawable.nodes), sorted(edges))
 
 
 def inferred_topology(history: History) -> Topology:
-    """Nodes from the trigger map; edges from what named tasks wrote (routing channels and Sends)."""
+    """Nodes from the trigger map; edges from what named tasks wrote (routing channels, Sends)."""
     nodes = list(history.node_triggers)
     edges = set()
     for step in history.steps:

@@ -1,8 +1,8 @@
 """Channel versions over time (a table) and, for one checkpoint, what each node has seen (a matrix).
 
-Every write bumps a channel's version; a node records in ``versions_seen`` the versions of its trigger
-channels when it runs. The table shows the first fact per checkpoint (changed cells highlighted),
-the matrix the second: a trigger cell whose channel moved past what the node saw is why that node
+Every write bumps a channel's version; a node records in ``versions_seen`` the versions of its
+trigger channels when it runs. The table shows the first fact per checkpoint (changed cells
+highlighted), the matrix the second: a trigger cell whose channel moved past what the node saw is why that node
 is in ``next``. Next: ``player.py`` steps through the same facts one super-step at a time.
 """
 
@@ -64,7 +64,8 @@ class ChannelVersionTable:
             tds = []
             for c in self.channels:
                 value = self.cell(step.key, c)
-                text = "" if value is None else (str(value) if self.show == "versions" else short(value, 24))
+                text = ("" if value is None else str(value) if self.show == "versions"
+                        else short(value, 24))
                 style = f' style="background:{CHANGED}"' if (step.key, c) in changed else ""
                 mark = ' class="changed"' if style else ""
                 tds.append(f"<td{mark}{style}>{html.escape(text)}</td>")
@@ -101,7 +102,8 @@ class VersionsSeenMatrix:
         self.step = self.history[key] if key else self.history.head
         triggers = self.history.node_triggers
         self.nodes = sorted(set(triggers) | {n for n in self.step.versions_seen if is_node(n)})
-        cols = set(self.step.channel_versions) | {c for n in self.nodes for c in triggers.get(n, [])}
+        cols = set(self.step.channel_versions)
+        cols |= {c for n in self.nodes for c in triggers.get(n, [])}
         self.channels = [c for c in self.history.channels if c in cols]
         self.current = {c: self.step.channel_versions.get(c) for c in self.channels}
         self.seen = {n: {c: self.step.versions_seen.get(n, {}).get(c) for c in self.channels}
@@ -127,7 +129,7 @@ class VersionsSeenMatrix:
         return TRIGGER if channel in self.triggers[node] else "#ffffff"
 
     def text(self) -> str:
-        """The matrix as text: seen/current per cell, * where the node is behind, ! where it fires."""
+        """The matrix as text: seen/current per cell; * = the node is behind, ! = it fires."""
         rows = [f"{self.step.key} step {self.step.step}: next = {', '.join(self.step.next) or '-'}"]
         width = max([len(n) for n in self.nodes] + [4])
         for n in self.nodes:
@@ -141,7 +143,8 @@ class VersionsSeenMatrix:
         return "\n".join(rows)
 
     def __repr__(self) -> str:
-        return f"VersionsSeenMatrix({self.step.key}: {len(self.nodes)} nodes x {len(self.channels)} channels)"
+        size = f"{len(self.nodes)} nodes x {len(self.channels)} channels"
+        return f"VersionsSeenMatrix({self.step.key}: {size})"
 
     def png(self) -> bytes:
         """A matplotlib drawing: one cell per (node, channel), 'seen / current', coloured."""
@@ -165,7 +168,8 @@ class VersionsSeenMatrix:
                     ax.text(j + 0.5, i + 0.5, str(seen or 0), ha="center", va="center", fontsize=8)
         ax.set_xlabel("")
         fig.suptitle(f"{self.step.key} (step {self.step.step}): versions_seen vs current; next = "
-                     f"{', '.join(self.step.next) or '-'}\nred: moved past what the node saw and runs next;"
+                     f"{', '.join(self.step.next) or '-'}\n"
+                     "red: moved past what the node saw and runs next;"
                      " orange: moved, not available; blue: trigger, up to date",
                      fontsize=8, y=0.0, va="bottom")
         buf = io.BytesIO()
@@ -181,7 +185,8 @@ class VersionsSeenMatrix:
 
         from lgcheckpoint.viz.widgets import viewer_box
 
-        pick = w.Dropdown(options=[(s.label, s.key) for s in self.history.steps], value=self.step.key)
+        pick = w.Dropdown(options=[(s.label, s.key) for s in self.history.steps],
+                          value=self.step.key)
         image = w.Image(value=self.png(), format="png")
         text = w.HTML(f"<pre>{html.escape(self.text())}</pre>")
 

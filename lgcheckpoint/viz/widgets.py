@@ -44,7 +44,7 @@ class SvgView(anywidget.AnyWidget):
 
 
 class ViewerBox(ipywidgets.VBox):
-    """A VBox whose text repr is just the viewer's name: stable text for nbval, not a page of HTML."""
+    """A VBox whose text repr is the viewer's name: stable text for nbval, not a page of HTML."""
 
     viewer = traitlets.Unicode("")
 
