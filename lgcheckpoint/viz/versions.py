@@ -2,8 +2,8 @@
 
 Every write bumps a channel's version; a node records in ``versions_seen`` the versions of its
 trigger channels when it runs. The table shows the first fact per checkpoint (changed cells
-highlighted), the matrix the second: a trigger cell whose channel moved past what the node saw is why that node
-is in ``next``. Next: ``player.py`` steps through the same facts one super-step at a time.
+highlighted), the matrix the second: a trigger cell whose channel moved past what the node saw
+is why that node is in ``next``. Next: ``player.py`` steps through the same facts one super-step at a time.
 """
 
 from __future__ import annotations
