@@ -181,7 +181,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
     if steps:
         steps[-1].is_head = True
     assign_branches(steps, by_key)
-    name_tasks(steps, tuples, by_key, graph)
+    name_tasks(steps, tuples, graph)
     return History(thread_id, ns, steps, node_triggers, channels)
 
 
@@ -318,23 +318,21 @@ def assign_branches(steps: list[Step], by_key: dict[str, Step]) -> None:
         s.branch = max(s.branch, 0)
 
 
-def name_tasks(steps: list[Step], tuples: list[Any], by_key: dict[str, Step], graph: Any) -> None:
-    """Give each task with pending writes its node name: from graph.get_state when we have a
-    graph; else from the only candidate node (the triggered nodes and Send targets)."""
+def name_tasks(steps: list[Step], tuples: list[Any], graph: Any) -> None:
+    """Give each task with pending writes its node name: the only node that could have run (a
+    triggered node or Send target); when several could, ask the graph's get_state."""
     for s, t in zip(steps, tuples):
         if not s.tasks:
             continue
-        names = names_from_graph(graph, t.config)
-        candidates = list(s.triggered) + s.sends
+        candidates = set(s.triggered) | set(s.sends)
+        names = names_from_graph(graph, t.config) if len(candidates) > 1 else {}
         for i, tw in enumerate(s.tasks):
             if tw.task_id == NULL_TASK_ID:
                 name = "(no task)"
-            elif tw.task_id in names:
-                name = names[tw.task_id]
-            elif len(set(candidates)) == 1:  # one node could have run (maybe as several Sends)
-                name = candidates[0]
+            elif len(candidates) == 1:  # one node could have run (maybe as several Sends)
+                name = next(iter(candidates))
             else:
-                name = f"task {i + 1}"
+                name = names.get(tw.task_id, f"task {i + 1}")
             s.tasks[i] = tw._replace(name=name)
 
 
