@@ -1,0 +1,53 @@
+"""The ``lgcheckpoint`` command: the tour and ``inspect`` on ours and on a LangGraph-written file."""
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from lgcheckpoint.cli import main
+
+FIXTURE = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "langgraph_support.sqlite"
+
+
+def test_tour_runs_resumes_and_writes_a_report(tmp_path, capsys):
+    db, report = tmp_path / "tour.sqlite", tmp_path / "tour.html"
+    assert main(["tour", "--db", str(db), "--html", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "asks: Approve this plan?" in out and "booked: 3-day trip to Kyoto" in out
+    assert "c3   step   2 loop" in out and "[interrupt]" in out
+    page = report.read_text()
+    assert "<svg" in page and "lgc-table" in page and "data:image/png;base64," in page
+    # running it again starts the thread afresh instead of piling on
+    assert main(["tour", "--db", str(db), "--html", str(report)]) == 0
+    assert "thread 'tour': 6 checkpoints" in capsys.readouterr().out
+
+
+def test_inspect_reads_a_langgraph_written_database_without_building_its_types(tmp_path, capsys):
+    before = FIXTURE.read_bytes()
+    assert main(["inspect", str(FIXTURE), "--html", str(tmp_path / "lg.html")]) == 0
+    out = capsys.readouterr().out
+    assert "threads: ticket-42" in out and "8 checkpoints" in out
+    assert "c5   step   2 update parent c2" in out  # the fork
+    assert FIXTURE.read_bytes() == before, "inspect must not write to the file"
+    code = "import lgcheckpoint.cli as c, sys; c.main(['inspect', sys.argv[1]]); print(sorted(m for m in sys.modules if m.startswith('langchain')))"
+    res = subprocess.run([sys.executable, "-c", code, str(FIXTURE)], capture_output=True, text=True, check=True)
+    assert res.stdout.strip().endswith("[]"), "inspect imported langchain: it must show foreign types inertly"
+
+
+def test_inspect_errors_say_what_to_do(tmp_path, capsys):
+    assert main(["inspect", str(tmp_path / "missing.sqlite")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database")
+    assert main(["inspect", str(junk)]) == 2
+    assert "not a SQLite database" in capsys.readouterr().err
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    assert main(["inspect", str(other)]) == 2
+    assert "no checkpoint tables" in capsys.readouterr().err
+    with sqlite3.connect(other) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["t"], "inspect wrote tables"
+    assert main(["inspect", str(FIXTURE), "--thread", "nope"]) == 2
+    assert "unknown thread 'nope'; the database has: ticket-42" in capsys.readouterr().err
