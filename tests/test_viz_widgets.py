@@ -209,3 +209,18 @@ def test_engine_override_must_be_a_program(monkeypatch):
         render.find_engine()
     monkeypatch.delenv("LGCHECKPOINT_GRAPHVIZ")
     assert render.find_engine().endswith(("graphviz-pure", "graphviz-pure.exe", "dot", "dot.exe"))
+
+
+def test_viewers_never_import_langgraph_and_runtime_never_imports_viz():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, lgcheckpoint.viz; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'langgraph'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    package = Path(render.__file__).parents[1]
+    offenders = [str(p) for p in package.rglob("*.py") if "viz" not in p.parts
+                 and "lgcheckpoint.viz" in p.read_text(encoding="utf-8")]
+    assert offenders == []
