@@ -1,0 +1,1 @@
+"""Reliability and security, measured: crash/resume, concurrency, hostile data, bad input."""

@@ -1,0 +1,193 @@
+"""The process the crash harness kills: it runs (or resumes) one small graph on a real saver.
+
+The graph has seven super-steps: ``a``, a fan-out to ``b1 b2 b3`` (run in parallel), the join
+``c``, then ``d e f``. ``log`` is a reducer channel, ``value`` a plain one. Every node call appends
+one fsync'd JSON line to an external log (opened ``O_APPEND``), and so does every ``put`` /
+``put_writes`` the saver acknowledges, so the harness can count executions and acknowledged saves.
+
+Kill points are *events*: a node starting, a node having logged, and every SQL statement (the
+sqlite3 trace callback fires before each statement, COMMIT included; for psycopg a counting
+cursor ticks before and after each ``execute``). At event ``kill_at`` the process SIGKILLs itself,
+so a kill can land between an INSERT and its COMMIT. A job can also ``hold`` a node: it sleeps
+there until the harness kills it from outside (the issue-4 test: siblings wrote, one still runs).
+
+Run one job in a fresh interpreter:  ``python crash_child.py '<job json>'``
+or serve jobs, forking a child per job from this already-imported process (fast, and each child
+still starts with nothing but imports in memory):  ``python crash_child.py --serve``.
+Next: helpers.py (the harness side).
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Annotated, Any, TypedDict
+
+from lgcheckpoint.graph import END, START, StateGraph
+
+FAN_OUT = ("b1", "b2", "b3")
+NODES = ("a", *FAN_OUT, "c", "d", "e", "f")
+INITIAL = {"value": 1, "log": []}
+
+
+class State(TypedDict):
+    value: int
+    log: Annotated[list, operator.add]
+
+
+class Job(TypedDict, total=False):
+    saver: str  # "sqlite" or "postgres"
+    target: str  # SQLite file path or Postgres URI
+    thread_id: str
+    durability: str  # "sync" or "async"
+    log: str  # the external log file
+    kill_at: int  # SIGKILL this process at this event (0: never)
+    hold: str  # a node that sleeps until the harness kills the process
+
+
+# --- events and the external log ---------------------------------------------------------------
+class Recorder:
+    """Counts events (and dies at the chosen one); appends fsync'd lines to the log."""
+
+    def __init__(self, log_path: str, kill_at: int) -> None:
+        self.fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.kill_at, self.events, self.lock = kill_at, 0, threading.Lock()
+
+    def tick(self, *_: Any) -> None:
+        with self.lock:
+            self.events += 1
+            if self.events == self.kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    def log(self, **fields: Any) -> None:
+        os.write(self.fd, (json.dumps(fields) + "\n").encode())
+        os.fsync(self.fd)  # on disk before the node goes on: the count survives the kill
+
+
+REC: Recorder | None = None  # set per job (one job per process)
+
+
+# --- the graph ----------------------------------------------------------------------------------
+def node(name: str, hold: str | None) -> Any:
+    """A node that logs its call, then updates the state (fan-out nodes only append to log)."""
+
+    def run(state: State, config: dict) -> dict:
+        REC.tick()
+        REC.log(kind="run", node=name, task=config["configurable"].get("__lg_task_id"),
+                value=state["value"], pid=os.getpid())
+        REC.tick()
+        if name == hold:
+            time.sleep(60)  # the harness kills us here
+        if name in FAN_OUT:
+            return {"log": [f"{name}:{state['value']}"]}
+        return {"value": state["value"] * 3 + len(state["log"]), "log": [name]}
+
+    return run
+
+
+def build_graph(checkpointer: Any = None, hold: str | None = None) -> Any:
+    builder = StateGraph(State)
+    for name in NODES:
+        builder.add_node(name, node(name, hold))
+    builder.add_edge(START, "a")
+    for b in FAN_OUT:
+        builder.add_edge("a", b)
+    builder.add_edge(list(FAN_OUT), "c")
+    for src, dst in (("c", "d"), ("d", "e"), ("e", "f"), ("f", END)):
+        builder.add_edge(src, dst)
+    return builder.compile(checkpointer=checkpointer)
+
+
+# --- savers that report what they acknowledged ----------------------------------------------------
+def acked(saver_cls: type) -> type:
+    """The saver class, plus an fsync'd log line after every put/put_writes that returned."""
+
+    class Acked(saver_cls):
+        def put(self, config, checkpoint, metadata, new_versions):
+            saved = super().put(config, checkpoint, metadata, new_versions)
+            REC.log(kind="ack", verb="put", checkpoint=checkpoint["id"])
+            return saved
+
+        def put_writes(self, config, writes, task_id, task_path=""):
+            super().put_writes(config, writes, task_id, task_path)
+            REC.log(kind="ack", verb="put_writes", task=task_id,
+                    checkpoint=config["configurable"]["checkpoint_id"])
+
+    return Acked
+
+
+def open_saver(job: Job) -> Any:
+    if job["saver"] == "sqlite":
+        import sqlite3
+
+        from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+        conn = sqlite3.connect(job["target"], check_same_thread=False, timeout=30)
+        conn.set_trace_callback(REC.tick)  # called before each statement runs
+        return acked(SqliteSaver)(conn)
+    import psycopg
+
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+
+    class CountingCursor(psycopg.Cursor):
+        def execute(self, *args: Any, **kwargs: Any) -> Any:
+            REC.tick()
+            result = super().execute(*args, **kwargs)
+            REC.tick()
+            return result
+
+        def executemany(self, *args: Any, **kwargs: Any) -> Any:
+            REC.tick()
+            result = super().executemany(*args, **kwargs)
+            REC.tick()
+            return result
+
+    conn = psycopg.Connection.connect(job["target"], autocommit=True, prepare_threshold=0,
+                                      cursor_factory=CountingCursor)
+    return acked(PostgresSaver)(conn)
+
+
+def run_job(job: Job) -> None:
+    """Start the thread, or continue it where the last process stopped; log the end."""
+    global REC
+    REC = Recorder(job["log"], job.get("kill_at", 0))
+    REC.log(kind="start", pid=os.getpid(), kill_at=job.get("kill_at", 0))
+    saver = open_saver(job)
+    graph = build_graph(saver, job.get("hold"))
+    config = {"configurable": {"thread_id": job["thread_id"]}}
+    fresh = saver.get_tuple(config) is None  # killed before the input checkpoint was saved
+    result = graph.invoke(INITIAL if fresh else None, config, durability=job["durability"])
+    REC.log(kind="end", result=result, events=REC.events)
+
+
+def serve() -> None:
+    """Fork a child per job line on stdin; answer each with the child's exit status."""
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run_job(json.loads(line))
+                code = 0
+            except BaseException as exc:  # noqa: BLE001 - reported to the harness, then exit 1
+                print(f"child error: {exc!r}", file=sys.stderr, flush=True)
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"pid": pid, "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status)
+                          else 0, "code": os.WEXITSTATUS(status) if os.WIFEXITED(status)
+                          else None}), flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--serve":
+        import lgcheckpoint.checkpoint.postgres  # noqa: F401 - imported once, before any fork
+        import lgcheckpoint.checkpoint.sqlite  # noqa: F401
+
+        serve()
+    else:
+        run_job(json.loads(sys.argv[1]))
