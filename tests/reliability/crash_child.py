@@ -48,6 +48,7 @@ class Job(TypedDict, total=False):
     log: str  # the external log file
     kill_at: int  # SIGKILL this process at this event (0: never)
     hold: str  # a node that sleeps until the harness kills the process
+    forget_writes: bool  # a broken saver that loads checkpoints without their pending writes
 
 
 # --- events and the external log ---------------------------------------------------------------
@@ -104,10 +105,14 @@ def build_graph(checkpointer: Any = None, hold: str | None = None) -> Any:
 
 
 # --- savers that report what they acknowledged ----------------------------------------------------
-def acked(saver_cls: type) -> type:
+def acked(saver_cls: type, forget_writes: bool = False) -> type:
     """The saver class, plus an fsync'd log line after every put/put_writes that returned."""
 
     class Acked(saver_cls):
+        def get_tuple(self, config):
+            found = super().get_tuple(config)
+            return found._replace(pending_writes=[]) if found and forget_writes else found
+
         def put(self, config, checkpoint, metadata, new_versions):
             saved = super().put(config, checkpoint, metadata, new_versions)
             REC.log(kind="ack", verb="put", checkpoint=checkpoint["id"])
@@ -129,7 +134,7 @@ def open_saver(job: Job) -> Any:
 
         conn = sqlite3.connect(job["target"], check_same_thread=False, timeout=30)
         conn.set_trace_callback(REC.tick)  # called before each statement runs
-        return acked(SqliteSaver)(conn)
+        return acked(SqliteSaver, job.get("forget_writes", False))(conn)
     import psycopg
 
     from lgcheckpoint.checkpoint.postgres import PostgresSaver
@@ -149,7 +154,7 @@ def open_saver(job: Job) -> Any:
 
     conn = psycopg.Connection.connect(job["target"], autocommit=True, prepare_threshold=0,
                                       cursor_factory=CountingCursor)
-    return acked(PostgresSaver)(conn)
+    return acked(PostgresSaver, job.get("forget_writes", False))(conn)
 
 
 def run_job(job: Job) -> None:

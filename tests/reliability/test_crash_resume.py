@@ -72,10 +72,12 @@ class Trial:
         self.kills = 0
         self.committed_at_start: list[set] = []  # per process: (checkpoint, task) writes committed
         self.checkpoints_at_kills: set[str] = set()
+        self.forget_writes = False  # True only to show that the checks catch a broken saver
 
     def job(self, kill_at: int, hold: str | None = None) -> dict:
         return {"saver": self.kind, "target": self.target, "thread_id": self.thread_id,
-                "durability": self.mode, "log": self.log, "kill_at": kill_at, "hold": hold}
+                "durability": self.mode, "log": self.log, "kill_at": kill_at, "hold": hold,
+                "forget_writes": self.forget_writes}
 
     def run(self, runner: ChildRunner, kill_points: list[int], until: Any = None,
             hold: str | None = None) -> None:
@@ -190,13 +192,14 @@ def test_kill_anywhere_then_resume(kind, mode, runners, tmp_path, request):
            f"{reference['events']} kill points per run")
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_kill_mid_step_after_siblings_wrote(kind, mode, runners, tmp_path, request):
-    """Issue 4: b1 and b2 saved their writes, b3 still sleeps: kill, resume, b1/b2 not rerun."""
+def kill_mid_step(kind: str, mode: str, runner: ChildRunner, tmp_path: Any, request: Any,
+                  forget_writes: bool = False) -> tuple[Trial, dict]:
+    """Run until b1's and b2's writes are acknowledged while b3 sleeps, SIGKILL, resume."""
     target = target_for(kind, tmp_path, "mid-step", request)
-    reference = reference_run(runners[0], kind, target, mode, str(tmp_path / "mid-ref.log"))
-    trial = Trial(kind, target, mode, f"mid-step-{mode}", str(tmp_path / "mid-step.log"))
+    reference = reference_run(runner, kind, target, mode, str(tmp_path / "mid-ref.log"))
+    trial = Trial(kind, target, mode, f"mid-step-{mode}-{forget_writes}",
+                  str(tmp_path / "mid-step.log"))
+    trial.forget_writes = forget_writes
 
     def siblings_saved() -> int | None:
         """The child's pid once b1's and b2's writes are acknowledged and b3 is running."""
@@ -207,10 +210,26 @@ def test_kill_mid_step_after_siblings_wrote(kind, mode, runners, tmp_path, reque
             return log[0]["pid"]
         return None
 
-    trial.run(runners[0], [], until=siblings_saved, hold="b3")
+    trial.run(runner, [], until=siblings_saved, hold="b3")
+    return trial, reference
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_kill_mid_step_after_siblings_wrote(kind, mode, runners, tmp_path, request):
+    """Issue 4: b1 and b2 saved their writes, b3 still sleeps: kill, resume, b1/b2 not rerun."""
+    trial, reference = kill_mid_step(kind, mode, runners[0], tmp_path, request)
     counts = trial.check(reference)
     runs = [e["node"] for e in read_log(trial.log) if e["kind"] == "run"]
     assert trial.kills == 1 and runs.count("b1") == runs.count("b2") == 1, runs
     assert runs.count("b3") == 2, runs  # killed while running, so it runs again: nothing saved
     record(f"crash mid-step {kind} {mode}: siblings b1,b2 run once, b3 twice, "
            f"re-executed {counts['re_executed']}, lost {counts['lost']}, final state equal")
+
+
+def test_checks_catch_a_saver_that_forgets_saved_writes(runners, tmp_path, request):
+    """The harness is not blind: a saver that loads no pending writes makes b1/b2 run again."""
+    trial, reference = kill_mid_step("sqlite", "sync", runners[0], tmp_path, request,
+                                     forget_writes=True)
+    with pytest.raises(AssertionError, match="ran again although its writes were saved"):
+        trial.check(reference)
