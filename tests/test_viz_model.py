@@ -81,7 +81,10 @@ def test_subgraph_namespace_and_cluster(saver_for):
     assert '  subgraph cluster_s0 {\n    label="subgraph polish";' in dot
     assert "  c4 -> s0c0 [style=dotted];" in dot and "    s0c1 -> s0c2;" in dot
     assert LineageGraph(run.app, run.config, subgraphs=False).dot.count("cluster") == 0
-    assert LineageGraph(run.app, run.config).svg().count('class="node"') == 7 + 3
+    lineage = LineageGraph(run.app, run.config, selected="s0c1")
+    assert lineage.svg().count('class="node"') == 7 + 3
+    assert '    s0c1 [label="c1  step 0  loop' in lineage.dot and "#fde047" in lineage.dot
+    assert lineage.details("s0c2").startswith("c2: step 1, source loop")
 
 
 def test_lineage_dot(full):

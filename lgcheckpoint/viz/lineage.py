@@ -47,9 +47,9 @@ def error_text(error: Any) -> str:
     return short(error if isinstance(error, str) else repr(error), 40)
 
 
-def node_attrs(step: Step, selected: str | None) -> str:
+def node_attrs(step: Step, selected: bool) -> str:
     """Fill by source; a coloured border for interrupts and errors; a thick one for the head."""
-    fill = SELECTED_COLOUR if step.key == selected else SOURCE_COLOURS.get(step.source, "#ffffff")
+    fill = SELECTED_COLOUR if selected else SOURCE_COLOURS.get(step.source, "#ffffff")
     attrs = [f"label={quote(step_label(step))}", f'fillcolor="{fill}"']
     if step.errors:
         attrs += [f'color="{ERROR_COLOUR}"', "penwidth=2"]
@@ -63,7 +63,8 @@ def node_attrs(step: Step, selected: str | None) -> str:
 def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str) -> list[str]:
     """Node and parent-edge lines for one namespace; edges that start a branch are dashed."""
     by_key = {s.key: s for s in steps}
-    lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, selected)}];" for s in steps]
+    lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, prefix + s.key == selected)}];"
+             for s in steps]
     for s in steps:
         if s.parent in by_key:
             fork = by_key[s.parent].branch != s.branch
@@ -133,8 +134,15 @@ class LineageGraph(DotView):
     def dot(self) -> str:
         return lineage_dot(self.history, self.selected, self.subgraphs)
 
+    def step(self, key: str) -> Step:
+        """A checkpoint by its id in the drawing: c3, or s0c1 (checkpoint c1 of subgraph 0)."""
+        if key.startswith("s") and "c" in key:
+            index, sub_key = key[1:].split("c", 1)
+            return sorted(self.history.subgraphs.items())[int(index)][1]["c" + sub_key]
+        return self.history[key]
+
     def details(self, key: str | None = None) -> str:
-        step = self.history[key] if key else self.history.head
+        step = self.step(key) if key else self.history.head
         return describe(step) if step else "(no checkpoints)"
 
     def __repr__(self) -> str:
@@ -154,15 +162,16 @@ class LineageGraph(DotView):
         details = w.HTML(layout=w.Layout(width="100%"))
         details.add_class("lgc-details")
 
-        def show(change=None):
-            key = view.selected or (self.history.head.key if self.history.head else None)
-            if key and not key.startswith("s"):
-                self.selected = key
+        def show(change=None):  # the clicked checkpoint, highlighted; the head until a click
+            if view.selected:
+                self.selected = view.selected
                 view.svg = self.html()
-                details.value = "<pre>" + html.escape(self.details(key)) + "</pre>"
+            details.value = "<pre>" + html.escape(self.details(self.selected)) + "</pre>"
 
-        def reload():
+        def reload():  # new checkpoints: redraw and show the new head
             self.refresh()
+            self.selected, view.selected = None, ""
+            view.svg = self.html()
             show()
 
         view.observe(show, names="selected")

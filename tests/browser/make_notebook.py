@@ -10,8 +10,8 @@ from typing import Annotated, TypedDict
 from lgcheckpoint.graph import StateGraph, START, END
 from lgcheckpoint.types import interrupt, Send
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
-from lgcheckpoint.viz import (ChannelVersionTable, HITLPanel, LineageGraph, StorageView,
-                              SuperStepPlayer, VersionsSeenMatrix)'''),
+from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, HITLPanel, LineageGraph,
+                              StorageView, SuperStepPlayer, VersionsSeenMatrix)'''),
     new_code_cell('''class State(TypedDict):
     topic: str
     items: Annotated[list, operator.add]
@@ -30,6 +30,7 @@ saver_cm = SqliteSaver.from_conn_string(tempfile.mkdtemp() + "/course.sqlite")
 app = g.compile(checkpointer=saver_cm.__enter__())
 config = {"configurable": {"thread_id": "browser"}}
 app.invoke({"topic": "t", "items": [], "verdict": ""}, config)["__interrupt__"][0].value'''),
+    new_code_cell("GraphDrawing(app)"),
     new_code_cell("LineageGraph(app, config)"),
     new_code_cell("LineageGraph(app, config).widget()"),
     new_code_cell("ChannelVersionTable(app, config)"),
