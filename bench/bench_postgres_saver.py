@@ -1,6 +1,7 @@
 """Benchmark: PostgresSaver put / put_writes / get_tuple speed and storage, ours vs LangGraph's.
 
     python bench/bench_postgres_saver.py [--n 500] [--repeats 3] [--big-steps 500] [--serde own|same]
+                                         [--sync-commit on|off]
 
 Speed: a thread of ``--n`` checkpoints (5 channels, 2 written per step: small dicts and one short
 str), one ``put_writes`` of 3 writes per checkpoint, then ``get_tuple`` of each checkpoint by id.
@@ -151,6 +152,8 @@ def main() -> None:
     parser.add_argument("--big-steps", type=int, default=500)
     parser.add_argument("--serde", choices=["own", "same"], default="own")
     parser.add_argument("--uri", default=URI)
+    parser.add_argument("--sync-commit", choices=["on", "off"], default="on",
+                        help="off: commits skip the disk flush, so speed shows CPU and protocol costs")
     parser.add_argument("--child", nargs="*")
     args = parser.parse_args()
     if args.child:  # one measurement: print its JSON and exit
@@ -165,6 +168,7 @@ def main() -> None:
     db = f"lgc_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(args.uri, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db}"')
+        conn.execute(f'ALTER DATABASE "{db}" SET synchronous_commit = {args.sync_commit}')
     from psycopg.conninfo import make_conninfo
 
     server, args.uri = args.uri, make_conninfo(args.uri, dbname=db)
@@ -173,7 +177,8 @@ def main() -> None:
         for _ in range(args.repeats):
             for impl in runs:  # alternate, so background load hits both alike
                 runs[impl].append(in_subprocess("speed", impl, str(args.n), args.serde, "--uri", args.uri))
-        print(f"speed: {args.n} checkpoints, median of {args.repeats} runs, serde={args.serde} (ops/s)")
+        print(f"speed: {args.n} checkpoints, median of {args.repeats} runs, serde={args.serde}, "
+              f"synchronous_commit={args.sync_commit} (ops/s)")
         print(f"  {'verb':<11}{'ours':>10}{'langgraph':>11}{'ours/lg':>9}")
         for verb in ("put", "put_writes", "get_tuple"):
             ours, lg = (statistics.median(r[verb] for r in runs[i]) for i in ("ours", "langgraph"))

@@ -344,6 +344,14 @@ def test_a_failed_put_leaves_nothing_half_written(saver, metadata):
     assert saver.get_tuple(cfg("half")).checkpoint["channel_values"] == {"a": "value", "b": {"k": 1}}
 
 
+def test_a_put_that_postgres_rejects_leaves_nothing(saver):
+    """A lone surrogate passes json.dumps but not Postgres's JSONB parser: the blobs go too."""
+    checkpoint = make_checkpoint(a="value", b={"k": 1})
+    with pytest.raises(psycopg.DataError, match="surrogate"):
+        saver.put(cfg("half"), checkpoint, {"note": "\ud800"}, checkpoint["channel_versions"])
+    assert count(saver, "checkpoint_blobs") == 0 and count(saver, "checkpoints") == 0
+
+
 def test_special_writes_are_redone_ordinary_writes_are_kept(saver):
     saved = put_chain(saver, n=1)[0]
     saver.put_writes(saved, [("out", 1)], "task")

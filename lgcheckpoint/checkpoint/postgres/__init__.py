@@ -1,15 +1,16 @@
 """PostgresSaver: checkpoints in Postgres through psycopg 3 — the saver for many processes at once.
 
-The SQL and the row mapping live in ``sql.py``; this file only opens connections and runs the
-statements, each write verb in one transaction sent in one pipeline (one round trip). Reads use
-the single query of ``sql.SELECT_SQL``. The async twin is ``aio.py``, the same file with ``await``.
+The SQL and the row mapping live in ``sql.py``; this file only lends out a connection and runs
+one statement per verb: each write is atomic on its own and one round trip, and a read is the
+single query of ``sql.SELECT_SQL``. The async twin is ``aio.py``, the same file with ``await``.
 
     with PostgresSaver.from_conn_string("postgresql://postgres@localhost/postgres") as saver:
         saver.setup()                       # once per database: creates or migrates the tables
         graph = builder.compile(checkpointer=saver)
 
 Left out compared with LangGraph: ``ShallowPostgresSaver``, an externally managed ``Pipeline``,
-DeltaChannel history and migrating pre-v4 checkpoints' pending sends. Next: ``postgres/aio.py``.
+DeltaChannel history, migrating pre-v4 checkpoints' pending sends, and keep_latest's special case
+for subgraph-call namespaces. Next: ``postgres/aio.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 import psycopg
 from psycopg import Connection
-from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -99,10 +99,10 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Blobs of changed channels and the checkpoint row, together or not at all."""
-        statements, next_config = sql.put_statements(
+        statement, next_config = sql.put_statement(
             config, checkpoint, metadata, new_versions, self.serde
         )
-        self._run(statements)
+        self._execute(statement)
         return next_config
 
     def put_writes(
@@ -113,23 +113,23 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """One task's writes, saved before its step ends so a crash does not lose them."""
-        self._run(sql.put_writes_statements(config, writes, task_id, task_path, self.serde))
+        self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde))
 
     def delete_thread(self, thread_id: str) -> None:
         """Every checkpoint, blob and write of the thread."""
-        self._run(sql.delete_thread_statements(thread_id))
+        self._execute(sql.delete_thread_statement(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Checkpoints whose metadata run_id is listed, their writes and blobs nobody else uses."""
-        self._run(sql.delete_for_runs_statements(run_ids))
+        self._execute(sql.delete_for_runs_statement(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """All rows of one thread again under another thread id."""
-        self._run(sql.copy_thread_statements(source_thread_id, target_thread_id))
+        self._execute(sql.copy_thread_statement(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """keep_latest: only each namespace's newest checkpoint survives; delete: nothing does."""
-        self._run(sql.prune_statements(thread_ids, strategy))
+        self._execute(sql.prune_statement(thread_ids, strategy))
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
@@ -156,23 +156,11 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
             return cur.execute(statement.query, statement.params).fetchall()
 
-    def _run(self, statements: list[Statement]) -> None:
-        """Run write statements in one transaction, pipelined into one round trip."""
-        if not statements:
-            return
-        with self._connection() as conn:
-            try:
-                with conn.pipeline(), conn.cursor(binary=True) as cur:
-                    cur.execute("BEGIN")
-                    for statement in statements:
-                        run = cur.executemany if statement.many else cur.execute
-                        run(statement.query, statement.params)
-                    cur.execute("COMMIT")
-            except BaseException:
-                # the server still holds the open (or failed) transaction: nothing of it stays
-                if conn.info.transaction_status != TransactionStatus.IDLE:
-                    conn.execute("ROLLBACK")
-                raise
+    def _execute(self, statement: Statement | None) -> None:
+        """Run one write statement (atomic on its own: the savers build one per verb)."""
+        if statement is not None:
+            with self._connection() as conn:
+                conn.execute(statement.query, statement.params, binary=True)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,6 @@ from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
-from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -93,10 +92,10 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        statements, next_config = sql.put_statements(
+        statement, next_config = sql.put_statement(
             config, checkpoint, metadata, new_versions, self.serde
         )
-        await self._run(statements)
+        await self._execute(statement)
         return next_config
 
     async def aput_writes(
@@ -106,19 +105,19 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self._run(sql.put_writes_statements(config, writes, task_id, task_path, self.serde))
+        await self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await self._run(sql.delete_thread_statements(thread_id))
+        await self._execute(sql.delete_thread_statement(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._run(sql.delete_for_runs_statements(run_ids))
+        await self._execute(sql.delete_for_runs_statement(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._run(sql.copy_thread_statements(source_thread_id, target_thread_id))
+        await self._execute(sql.copy_thread_statement(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._run(sql.prune_statements(thread_ids, strategy))
+        await self._execute(sql.prune_statement(thread_ids, strategy))
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
@@ -187,23 +186,11 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         async with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
             return await (await cur.execute(statement.query, statement.params)).fetchall()
 
-    async def _run(self, statements: list[Statement]) -> None:
-        """Run write statements in one transaction, pipelined into one round trip."""
-        if not statements:
-            return
-        async with self._connection() as conn:
-            try:
-                async with conn.pipeline(), conn.cursor(binary=True) as cur:
-                    await cur.execute("BEGIN")
-                    for statement in statements:
-                        run = cur.executemany if statement.many else cur.execute
-                        await run(statement.query, statement.params)
-                    await cur.execute("COMMIT")
-            except BaseException:
-                # the server still holds the open (or failed) transaction: nothing of it stays
-                if conn.info.transaction_status != TransactionStatus.IDLE:
-                    await conn.execute("ROLLBACK")
-                raise
+    async def _execute(self, statement: Statement | None) -> None:
+        """Run one write statement (atomic on its own: the savers build one per verb)."""
+        if statement is not None:
+            async with self._connection() as conn:
+                await conn.execute(statement.query, statement.params, binary=True)
 
 
 @contextlib.asynccontextmanager

@@ -12,8 +12,9 @@ every value in ``checkpoint_blobs`` (keyed by version, so an unchanged channel i
 leave ``channel_values`` empty in the JSONB. Both loaders merge inline values with blobs, so each
 library still reads the other's rows.
 
-Each verb is a list of ``Statement`` built here; ``__init__.py`` (sync) and ``aio.py`` (async) only
-run them, so the two front doors differ by ``await`` alone. Next: ``postgres/__init__.py``.
+Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
+it is atomic without an explicit transaction and costs one round trip. ``__init__.py`` (sync) and
+``aio.py`` (async) only run them, so the two front doors differ by ``await`` alone. Next: ``postgres/__init__.py``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ import json
 import random
 from collections.abc import Sequence
 from typing import Any, NamedTuple
-
-from psycopg.types.json import Jsonb
 
 from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -40,11 +39,10 @@ from lgcheckpoint.errors import InvalidCheckpointError
 
 
 class Statement(NamedTuple):
-    """One SQL statement with its bound parameters (``many``: params is a list of rows)."""
+    """One SQL statement with its bound parameters (never pasted into the text)."""
 
     query: str
     params: Any = ()
-    many: bool = False
 
 
 # --- schema ----------------------------------------------------------------------------------
@@ -112,60 +110,70 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint
     ) AS writes
 FROM checkpoints """
 
-# --- writing -----------------------------------------------------------------------------------
-# a blob under an existing version is the same value: keep the first copy
-UPSERT_BLOBS_SQL = """
-INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-VALUES (%s, %s, %s, %s, %s, %s)
-ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"""
-
-UPSERT_CHECKPOINT_SQL = """
+# --- writing: every verb is ONE statement, so it is atomic by itself and one round trip ------
+# put: the changed channels' blobs (a version already stored is the same value: keep it), then the
+# checkpoint row. The row's channel_values stay empty, except for values LangGraph kept inline in
+# the parent (no blob exists for them) on channels whose version has not changed since: those are
+# carried over, so a thread LangGraph started keeps them. On our own threads there are none.
+PUT_SQL = """
+WITH new_blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(thread)s, %(ns)s, b.channel, b.version, b.type, b.blob
+      FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
+           AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+), inherited AS (
+    SELECT coalesce(jsonb_object_agg(pv.key, pv.value), '{}') AS values
+      FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
+     WHERE (p.thread_id, p.checkpoint_ns, p.checkpoint_id) = (%(thread)s, %(ns)s, %(parent)s)
+       AND p.checkpoint -> 'channel_versions' -> pv.key
+         = %(checkpoint)s::jsonb -> 'channel_versions' -> pv.key
+)
 INSERT INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES (%s, %s, %s, %s, %s, %s)
+SELECT %(thread)s, %(ns)s, %(id)s, %(parent)s,
+       jsonb_set(%(checkpoint)s::jsonb, '{channel_values}', inherited.values), %(metadata)s::jsonb
+  FROM inherited
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
 
-# A checkpoint whose parent LangGraph wrote may inherit an unchanged str/int/... channel that
-# LangGraph kept inline there and never put in a blob: copy such values into our row's JSONB.
-# (On our own threads the parent's channel_values is empty and this does nothing.)
-ADOPT_INLINE_SQL = """
-UPDATE checkpoints c SET checkpoint = jsonb_set(c.checkpoint, '{channel_values}', inherited.vals)
-FROM (SELECT coalesce(jsonb_object_agg(pv.key, pv.value), '{}') AS vals
-        FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
-       WHERE p.thread_id = %(thread)s AND p.checkpoint_ns = %(ns)s AND p.checkpoint_id = %(parent)s
-         AND %(versions)s::jsonb ->> pv.key = p.checkpoint -> 'channel_versions' ->> pv.key
-         AND NOT (pv.key = ANY(%(new)s))
-    ) AS inherited
-WHERE c.thread_id = %(thread)s AND c.checkpoint_ns = %(ns)s AND c.checkpoint_id = %(id)s
-  AND inherited.vals <> '{}'"""
-
-# a task's ordinary writes are final once saved; special ones (error, interrupt...) may be redone
+# put_writes: a task's ordinary writes are final once saved (a replay keeps the first);
+# special ones (error, interrupt, ...) have fixed indexes and a retry replaces them
 INSERT_WRITES_SQL = """
 INSERT INTO checkpoint_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+SELECT %(thread)s, %(ns)s, %(id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, w.type, w.blob
+  FROM unnest(%(idx)s::int[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[])
+       AS w(idx, channel, type, blob)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"""
 UPSERT_WRITES_SQL = INSERT_WRITES_SQL.replace(
     "DO NOTHING", "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
 )
 
 # --- housekeeping ------------------------------------------------------------------------------
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+DELETE_THREADS_SQL = """
+WITH gone_checkpoints AS (DELETE FROM checkpoints WHERE thread_id = ANY(%(threads)s)),
+     gone_blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY(%(threads)s))
+DELETE FROM checkpoint_writes WHERE thread_id = ANY(%(threads)s)"""
 
-COPY_THREAD_SQL = (
-    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-                                type, checkpoint, metadata)
-       SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
-       FROM checkpoints WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
-    """INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-       SELECT %(dst)s, checkpoint_ns, channel, version, type, blob
-       FROM checkpoint_blobs WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
-    """INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,
-                                      idx, channel, type, blob)
-       SELECT %(dst)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
-       FROM checkpoint_writes WHERE thread_id = %(src)s ON CONFLICT DO NOTHING""",
+COPY_THREAD_SQL = """
+WITH copied_checkpoints AS (
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                             type, checkpoint, metadata)
+    SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+      FROM checkpoints WHERE thread_id = %(src)s
+    ON CONFLICT DO NOTHING
+), copied_blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(dst)s, checkpoint_ns, channel, version, type, blob
+      FROM checkpoint_blobs WHERE thread_id = %(src)s
+    ON CONFLICT DO NOTHING
 )
+INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,
+                               idx, channel, type, blob)
+SELECT %(dst)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
+  FROM checkpoint_writes WHERE thread_id = %(src)s
+ON CONFLICT DO NOTHING"""
 
 # One statement, so every part sees the same snapshot of the thread: drop the run's checkpoints,
 # their writes, the parent links that pointed at them, and blobs no remaining checkpoint names.
@@ -281,100 +289,82 @@ def select_many(
     return Statement(query, tuple(params))
 
 
-def put_statements(
+def put_statement(
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
     serde: SerializerProtocol,
-) -> tuple[list[Statement], RunnableConfig]:
-    """Blobs of the channels that changed, then the checkpoint row that names them."""
+) -> tuple[Statement, RunnableConfig]:
+    """Blobs of the channels that changed, and the checkpoint row that names them."""
     thread_id, ns = address(config)
-    parent_id = get_checkpoint_id(config)
     values = checkpoint["channel_values"]
     # every changed channel gets a blob; a channel that changed to "no value" gets an 'empty' marker
-    blobs = [
-        (thread_id, ns, channel, str(version),
-         *(serde.dumps_typed(values[channel]) if channel in values else ("empty", None)))
-        for channel, version in new_versions.items()
-    ]
-    row = {**checkpoint, "channel_values": {}}  # values live in checkpoint_blobs only
-    statements = [
-        Statement(UPSERT_BLOBS_SQL, blobs, many=True),
-        Statement(UPSERT_CHECKPOINT_SQL, (
-            thread_id, ns, checkpoint["id"], parent_id,
-            Jsonb(row, dumps=lambda obj: to_json(obj, "checkpoint")),
-            Jsonb(get_checkpoint_metadata(config, metadata),
-                  dumps=lambda obj: to_json(obj, "metadata")),
-        )),
-    ]
-    if not blobs:
-        statements.pop(0)  # nothing changed: only the checkpoint row
-    if parent_id:
-        versions = {k: str(v) for k, v in checkpoint["channel_versions"].items()}
-        statements.append(Statement(ADOPT_INLINE_SQL, {
-            "thread": thread_id, "ns": ns, "parent": parent_id, "id": checkpoint["id"],
-            "versions": json.dumps(versions), "new": list(new_versions),
-        }))
-    next_config = {"configurable": {
-        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
-    return statements, next_config
+    typed = [serde.dumps_typed(values[ch]) if ch in values else ("empty", None) for ch in new_versions]
+    statement = Statement(PUT_SQL, {
+        "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": get_checkpoint_id(config),
+        "channels": list(new_versions), "versions": [str(v) for v in new_versions.values()],
+        "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
+        # serialized here, before anything is sent, so a bad value fails without a round trip
+        "checkpoint": to_json({**checkpoint, "channel_values": {}}, "checkpoint"),
+        "metadata": to_json(get_checkpoint_metadata(config, metadata), "metadata"),
+    })
+    return statement, make_config(thread_id, ns, checkpoint["id"])
 
 
-def put_writes_statements(
+def put_writes_statement(
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
     task_path: str,
     serde: SerializerProtocol,
-) -> list[Statement]:
+) -> Statement | None:
     """One row per write; special channels take their fixed negative index so a retry overwrites."""
     thread_id, ns = address(config)
     checkpoint_id = get_checkpoint_id(config)
     if not checkpoint_id:
         raise ValueError("put_writes needs the config that put() returned (it names checkpoint_id)")
-    rows = [
-        (thread_id, ns, checkpoint_id, str(task_id), task_path,
-         WRITES_IDX_MAP.get(channel, idx), channel, *serde.dumps_typed(value))
-        for idx, (channel, value) in enumerate(writes)
-    ]
-    if not rows:
-        return []
+    if not writes:
+        return None
+    typed = [serde.dumps_typed(value) for _, value in writes]
     special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-    return [Statement(UPSERT_WRITES_SQL if special else INSERT_WRITES_SQL, rows, many=True)]
+    return Statement(UPSERT_WRITES_SQL if special else INSERT_WRITES_SQL, {
+        "thread": thread_id, "ns": ns, "id": checkpoint_id, "task_id": str(task_id),
+        "task_path": task_path, "channels": [channel for channel, _ in writes],
+        "idx": [WRITES_IDX_MAP.get(channel, idx) for idx, (channel, _) in enumerate(writes)],
+        "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
+    })
 
 
-def delete_thread_statements(thread_id: str) -> list[Statement]:
+def delete_thread_statement(thread_id: str) -> Statement:
     """Every row of the thread, in all namespaces, from all three tables."""
-    return [Statement(f"DELETE FROM {t} WHERE thread_id = %s", (str(thread_id),)) for t in TABLES]
+    return Statement(DELETE_THREADS_SQL, {"threads": [str(thread_id)]})
 
 
-def delete_for_runs_statements(run_ids: Sequence[str]) -> list[Statement]:
+def delete_for_runs_statement(run_ids: Sequence[str]) -> Statement | None:
     """The checkpoints whose metadata run_id is listed, with their writes and unshared blobs."""
     if isinstance(run_ids, str):
         raise TypeError("run_ids must be a list of run ids, not a single str")
     runs = [str(r) for r in run_ids]
-    return [Statement(DELETE_FOR_RUNS_SQL, {"runs": runs})] if runs else []
+    return Statement(DELETE_FOR_RUNS_SQL, {"runs": runs}) if runs else None
 
 
-def copy_thread_statements(source_thread_id: str, target_thread_id: str) -> list[Statement]:
+def copy_thread_statement(source_thread_id: str, target_thread_id: str) -> Statement:
     """Same rows under a new thread id; checkpoint ids (and so their order) are kept."""
-    params = {"src": str(source_thread_id), "dst": str(target_thread_id)}
-    return [Statement(query, params) for query in COPY_THREAD_SQL]
+    return Statement(COPY_THREAD_SQL, {"src": str(source_thread_id), "dst": str(target_thread_id)})
 
 
-def prune_statements(thread_ids: Sequence[str], strategy: str) -> list[Statement]:
-    """keep_latest: one statement over one snapshot; delete: the threads' rows from every table."""
+def prune_statement(thread_ids: Sequence[str], strategy: str) -> Statement | None:
+    """keep_latest: each namespace's newest checkpoint survives; delete: nothing of the threads does."""
     if isinstance(thread_ids, str):
         raise TypeError("thread_ids must be a list of thread ids, not a single str")
     if strategy not in PRUNE_STRATEGIES:
         raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
     threads = [str(t) for t in thread_ids]
     if not threads:
-        return []
-    if strategy == "delete":
-        return [Statement(f"DELETE FROM {t} WHERE thread_id = ANY(%s)", (threads,)) for t in TABLES]
-    return [Statement(PRUNE_KEEP_LATEST_SQL, {"threads": threads})]
+        return None
+    query = DELETE_THREADS_SQL if strategy == "delete" else PRUNE_KEEP_LATEST_SQL
+    return Statement(query, {"threads": threads})
 
 
 # --- rows back into checkpoints --------------------------------------------------------------------
