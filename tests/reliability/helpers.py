@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import os
 import select
 import signal
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Annotated, Any, Callable, Iterator, NamedTuple, TypedDict
 
 CHILD = str(Path(__file__).with_name("crash_child.py"))
 ARTIFACT = Path(__file__).resolve().parents[2] / "test-artifacts" / "reliability.txt"
@@ -143,6 +144,15 @@ class Store:
         with self._cursor() as conn:
             return [tuple(r) for r in conn.execute(sql, params).fetchall()]
 
+    def execute(self, sql: str, params: tuple = ()) -> int:
+        """Run one committed change (a tampering UPDATE); returns the rows it touched."""
+        if self.kind == "postgres":
+            sql = sql.replace("?", "%s")
+        with self._cursor() as conn:
+            count = conn.execute(sql, params).rowcount
+            conn.commit()
+        return count
+
     def checkpoint_ids(self, thread_id: str) -> set[str]:
         return {r[0] for r in self.rows(
             "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread_id,))}
@@ -206,3 +216,22 @@ def chain_problems(tuples: list[Any]) -> list[str]:
     if tuples and tuples[-1].parent_config is not None:
         problems.append("the oldest checkpoint has a parent that is not listed")
     return problems
+
+
+# --- a small graph for the API-level tests -----------------------------------------------------
+class Small(TypedDict):
+    value: int
+    log: Annotated[list, operator.add]
+
+
+def small_graph(saver: Any) -> Any:
+    """START -> a -> b -> END over {value, log}: enough checkpoints and writes to attack."""
+    from lgcheckpoint.graph import END, START, StateGraph
+
+    builder = StateGraph(Small)
+    builder.add_node("a", lambda s: {"value": s["value"] + 1, "log": ["a"]})
+    builder.add_node("b", lambda s: {"value": s["value"] * 2, "log": ["b"]})
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", END)
+    return builder.compile(checkpointer=saver)
