@@ -4,7 +4,10 @@ the player frames and the topology. The expected facts are LangGraph's own behav
 
 from __future__ import annotations
 
+import operator
 import uuid
+from types import SimpleNamespace
+from typing import Annotated
 
 import pytest
 
@@ -190,3 +193,65 @@ def test_error_that_stopped_the_run(saver_for):
     assert h.head.key == "c2" and len(h.head.errors) == 2  # both Send tasks failed
     dot = LineageGraph(app, config).dot
     assert "ERROR in work: " in dot and "retried" not in dot
+
+
+def join_graph(rt, saver):
+    """a and b in parallel, then c waits for both (a join:a+b:c channel)."""
+    from typing_extensions import TypedDict
+
+    class Log(TypedDict):
+        log: Annotated[list, operator.add]
+
+    g = rt.StateGraph(Log)
+    for name in "abc":
+        g.add_node(name, lambda s, name=name: {"log": [name]})
+    g.add_edge(rt.START, "a")
+    g.add_edge(rt.START, "b")
+    g.add_edge(["a", "b"], "c")
+    g.add_edge("c", rt.END)
+    return g.compile(checkpointer=saver, interrupt_before=["c"])
+
+
+def test_next_agrees_with_the_graphs_get_state(saver_for):
+    """Oracle: each checkpoint's next == graph.get_state(its config).next; at the head, the tasks
+    still waiting == graph.get_state(thread).next (LangGraph drops the ones that saved writes)."""
+    rt, saver = saver_for
+    runs = [run_full(rt, saver, subgraph=True)]
+    app = join_graph(rt, saver)
+    config = {"configurable": {"thread_id": f"join-{uuid.uuid4().hex[:8]}"}}
+    app.invoke({"log": []}, config)  # stops before c
+    runs.append(SimpleNamespace(app=app, config=config))
+    half = run_until_interrupt(rt, saver)  # the head is review's interrupt
+    runs.append(half)
+    for run in runs:
+        for source in (run.app, run.app.checkpointer):  # with the graph, and saver-only
+            history = load_history(source, run.config)
+            for step in history.steps:
+                expected = sorted(run.app.get_state(step.config).next)
+                assert sorted(step.next) == expected, (step.key, step.next)
+            assert sorted(history.head.waiting) == sorted(run.app.get_state(run.config).next)
+    joined = load_history(app, config)
+    assert joined.head.next == ["c"] and joined.head.triggered["c"][0].channel == "join:a+b:c"
+    assert "join:a+b:c" in joined.node_triggers["c"]
+
+
+def test_waiting_drops_tasks_that_finished(saver_for):
+    """Two parallel nodes; one finishes, one interrupts: only the interrupted one is waiting."""
+    rt, saver = saver_for
+    from typing_extensions import TypedDict
+
+    class Votes(TypedDict, total=False):
+        a: str
+        b: str
+
+    g = rt.StateGraph(Votes)
+    g.add_node("ask", lambda s: {"a": rt.interrupt("vote?")})
+    g.add_node("count", lambda s: {"b": "counted"})
+    g.add_edge(rt.START, "ask")
+    g.add_edge(rt.START, "count")
+    app = g.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": f"half-{uuid.uuid4().hex[:8]}"}}
+    app.invoke({}, config)
+    head = load_history(app, config).head
+    assert head.next == ["ask", "count"] and head.waiting == ["ask"]
+    assert list(app.get_state(config).next) == ["ask"]

@@ -70,6 +70,12 @@ class Step:
         return sorted(self.triggered) + self.sends
 
     @property
+    def waiting(self) -> list[str]:
+        """``next`` minus the tasks that already saved their writes (LangGraph's snapshot.next)."""
+        done = [t.name for t in self.tasks if t.regular]
+        return [n for n in self.next if n not in done or done.remove(n)]
+
+    @property
     def interrupts(self) -> list[Any]:
         return [i for t in self.tasks for i in t.interrupts]
 
