@@ -255,3 +255,4 @@ def test_waiting_drops_tasks_that_finished(saver_for):
     head = load_history(app, config).head
     assert head.next == ["ask", "count"] and head.waiting == ["ask"]
     assert list(app.get_state(config).next) == ["ask"]
+    assert "next: ask, count\\nwaiting: ask\\nINTERRUPT in ask" in LineageGraph(app, config).dot

@@ -33,6 +33,8 @@ def step_label(step: Step, max_channels: int = 4) -> str:
         more = len(step.updated_channels) - len(shown)
         lines.append("updated: " + ", ".join(shown) + (f" +{more}" if more else ""))
     lines.append("next: " + (", ".join(step.next) or "-"))
+    if step.is_head and step.waiting != step.next:  # some tasks of the step already finished
+        lines.append("waiting: " + (", ".join(step.waiting) or "-"))
     for tw in step.tasks:
         if tw.interrupts:
             lines.append(f"INTERRUPT in {tw.name}")
