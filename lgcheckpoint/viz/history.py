@@ -11,6 +11,7 @@ Next: ``lineage.py`` draws these steps.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -72,8 +73,14 @@ class Step:
     @property
     def waiting(self) -> list[str]:
         """``next`` minus the tasks that already saved their writes (LangGraph's snapshot.next)."""
-        done = [t.name for t in self.tasks if t.regular]
-        return [n for n in self.next if n not in done or done.remove(n)]
+        done = Counter(t.name for t in self.tasks if t.regular)  # a node may run as several Sends
+        waiting = []
+        for name in self.next:
+            if done[name]:
+                done[name] -= 1
+            else:
+                waiting.append(name)
+        return waiting
 
     @property
     def interrupts(self) -> list[Any]:
