@@ -256,3 +256,16 @@ def test_waiting_drops_tasks_that_finished(saver_for):
     assert head.next == ["ask", "count"] and head.waiting == ["ask"]
     assert list(app.get_state(config).next) == ["ask"]
     assert "next: ask, count\\nwaiting: ask\\nINTERRUPT in ask" in LineageGraph(app, config).dot
+
+
+def test_details_and_frames_are_the_same_text_on_every_saver(saver_for):
+    rt, saver = saver_for
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ours = run_full(rt, saver)
+    reference = run_full(runtime("langgraph"), InMemorySaver())
+    for key in ("c1", "c2", "c3", "c6"):
+        assert LineageGraph(ours.app, ours.config).details(key) == \
+            LineageGraph(reference.app, reference.config).details(key)
+    frames = [SuperStepPlayer(r.app, r.config, until="c5") for r in (ours, reference)]
+    assert [frames[0].frame_text(i) for i in range(6)] == [frames[1].frame_text(i) for i in range(6)]

@@ -347,6 +347,13 @@ def name_tasks(steps: list[Step], tuples: list[Any], graph: Any) -> None:
             else:
                 name = names.get(tw.task_id, f"task {i + 1}")
             s.tasks[i] = tw._replace(name=name)
+        s.tasks.sort(key=task_order)  # savers return writes in different orders; ids are random
+
+
+def task_order(tw: TaskWrites) -> tuple:
+    """Order tasks by what they are and wrote, so every saver and run shows the same text."""
+    return (tw.name, [(c, short(v)) for c, v in tw.regular], [short(e) for e in tw.errors],
+            [short(i) for i in tw.interrupts])
 
 
 def names_from_graph(graph: Any, config: dict) -> dict[str, str]:
