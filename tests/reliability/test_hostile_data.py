@@ -15,6 +15,7 @@ The serializer's own fuzzing of loads_typed lives in tests/test_serde_security.p
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -83,16 +84,14 @@ INJECTION_KEYS = [
 ]
 
 
-@pytest.mark.parametrize("value", ["x", "loop", "' OR '1'='1", 1, None])
 @pytest.mark.parametrize("key", INJECTION_KEYS)
-def test_sql_in_filter_keys_forges_nothing(db, key, value):
+def test_sql_in_filter_keys_forges_nothing(db, key):
     kind, target = db
     config = run_thread(kind, target, fresh_thread())
     store = Store(kind, target)
     before = store.counts()
-    stored = {t.config["configurable"]["checkpoint_id"]: t.metadata
-              for t in list_all(kind, target, config)}
-    for scope in (config, None):  # one thread, and every thread
+    stored = list_all(kind, target, config)
+    for value, scope in itertools.product(["x", "loop", "' OR '1'='1", 1, None], (config, None)):
         with open_saver(kind, target) as saver:
             found = list(saver.list(scope, filter={key: value}))
         if value is None and kind == "sqlite":  # a missing key counts as None (as LangGraph)
@@ -227,6 +226,21 @@ def test_tampered_row_is_refused_and_runs_nothing(db, tag, attack, where, canary
         assert EVIL_MODULE not in sys.modules, f"{name}: an attacker-named module was imported"
 
 
+def test_the_payloads_are_real_an_unsafe_serializer_runs_them(tmp_path, canary):
+    """Not a blind test: with every type allowed (LangGraph 1.2's old default) the file appears."""
+    from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+    target = str(tmp_path / "unsafe.sqlite")
+    config = run_thread("sqlite", target, fresh_thread())
+    tamper_checkpoint("sqlite", target, config["configurable"]["thread_id"], "msgpack",
+                      msgpack_payloads(canary)["os.system"])
+    with SqliteSaver.from_conn_string(target) as saver:
+        saver.serde = JsonPlusSerializer(allowed_msgpack_modules=True)
+        saver.get_tuple(config)
+    assert canary.exists()
+
+
 # --- fuzzing list(filter=...) ----------------------------------------------------------------------
 SEED_METADATA = [
     {"source": "loop", "step": 1, "user": "alice", "score": 1.5, "flag": True, "tags": ["a", "b"],
@@ -236,7 +250,8 @@ SEED_METADATA = [
     {"source": "update", "step": 3, "user": "' OR '1'='1", "parents": {}},
 ]
 KEYS = st.one_of(st.text(max_size=10), st.sampled_from(sorted(set().union(*SEED_METADATA))))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10),
+INT64 = st.integers(-(2**63), 2**63 - 1)  # wider ints: test_int_beyond_64_bits_in_a_filter
+SCALARS = st.one_of(st.none(), st.booleans(), INT64, st.floats(), st.text(max_size=10),
                     st.sampled_from(["alice", "loop", "' OR '1'='1", "evil", "ü"]))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)), max_leaves=5)
@@ -287,3 +302,18 @@ def test_fuzzed_filters_give_matching_rows_or_a_documented_error(seeded, filter)
         assert tup.config["configurable"]["thread_id"] == thread_id
         assert all(contains(tup.metadata.get(k), v) for k, v in filter.items()), (
             f"{filter!r} returned {tup.metadata!r}")
+
+
+def test_int_beyond_64_bits_in_a_filter_gives_a_documented_error(seeded):
+    """Found by the fuzzer: SQLite cannot bind such an int; say so (ValueError), or match nothing."""
+    kind, target, thread_id = seeded
+    with open_saver(kind, target) as saver:
+        try:
+            found = list(saver.list({"configurable": {"thread_id": thread_id}},
+                                    filter={"step": 2**64}))
+        except (TypeError, ValueError):
+            return
+        except OverflowError as exc:  # reported to the lead; passes once sql.py is fixed
+            pytest.xfail(f"BUG lgcheckpoint/checkpoint/sqlite/sql.py metadata_condition binds an "
+                         f"int beyond 64 bits; sqlite3 raises {exc!r}")
+    assert found == []
