@@ -347,3 +347,28 @@ def no_checkpointer(lib: Run):
     graph = g.compile()
     lib.invoke(graph, {"trail": ["x"]})
     lib.stream(graph, {"trail": ["y"]}, stream_mode=["updates", "values"])
+
+
+@scenario
+def misuse_errors(lib: Run):
+    def edge_to_unknown_node():
+        g = lib.StateGraph(Trail)
+        g.add_node("a", visit("a", lib))
+        g.add_edge(lib.START, "a")
+        g.add_edge("a", "nowhere")
+        return g.compile()
+
+    def no_entry_point():
+        g = lib.StateGraph(Trail)
+        g.add_node("a", visit("a", lib))
+        return g.compile()
+
+    lib.attempt("edge to an unknown node", edge_to_unknown_node)
+    lib.attempt("graph without an entry point", no_entry_point)
+    graph = two_step_graph(lib)
+    lib.invoke(graph, {"trail": []})  # a checkpointer but no thread_id
+    lib.invoke(graph, None, thread("fresh"))  # nothing to resume on a new thread
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_edge(lib.START, "a")
+    lib.get_state(g.compile(), thread())  # no checkpointer to read from

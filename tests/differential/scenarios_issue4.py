@@ -329,3 +329,77 @@ def edit_state_while_interrupted(lib: Run):
     lib.update_state(graph, cfg, {"trail": ["human edit"]})  # as the last node to run ("a")
     lib.get_state(graph, cfg)
     lib.invoke(graph, None, cfg)
+
+
+@scenario
+def interrupt_beside_finished_sibling(lib: Run):
+    def asker(state):
+        lib.count("asker")
+        return {"trail": [f"asker={lib.interrupt('go on?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("asker", asker)
+    g.add_node("worker", visit("worker", lib))  # finishes in the same step; must not run again
+    g.add_node("join", visit("join", lib))
+    g.add_edge(lib.START, "asker")
+    g.add_edge(lib.START, "worker")
+    g.add_edge(["asker", "worker"], "join")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+
+
+@scenario
+def exit_durability_with_interrupt(lib: Run):
+    graph, cfg = ask_graph(lib), thread()
+    lib.invoke(graph, {"trail": []}, cfg, durability="exit")  # saves once, at the interrupt
+    lib.invoke(graph, lib.Command(resume="ada"), cfg, durability="exit")
+
+
+@scenario
+def retry_exhausted(lib: Run):
+    def broken(state):
+        lib.count("broken")
+        raise ConnectionError("still down")
+
+    g = lib.StateGraph(Trail)
+    policy = lib.RetryPolicy(max_attempts=2, initial_interval=0.001, jitter=False)
+    g.add_node("broken", broken, retry_policy=policy)
+    g.add_edge(lib.START, "broken")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+@scenario
+def command_goto_sends(lib: Run):
+    def plan(state):
+        return lib.Command(goto=[lib.Send("work", {"x": x}) for x in (2, 5)], update={"n": 2})
+
+    def work(arg):
+        return {"trail": [f"work {arg['x']}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("plan", plan)
+    g.add_node("work", work)
+    g.add_edge(lib.START, "plan")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread())
+
+
+@scenario
+def subgraph_invoked_in_node(lib: Run):
+    child = child_graph(lib, ask=True)
+
+    def call_child(state):
+        return {"trail": child.invoke({"trail": ["from parent"]})["trail"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("call_child", call_child)
+    g.add_edge(lib.START, "call_child")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="fine"), cfg)
