@@ -228,3 +228,21 @@ def test_viewers_never_import_langgraph_and_runtime_never_imports_viz():
     importing = re.compile(r"^\s*(from|import)\s+lgcheckpoint\.viz", re.M)
     assert runtime_files and [str(p) for p in runtime_files
                               if importing.search(p.read_text(encoding="utf-8"))] == []
+
+
+async def test_async_savers_read_with_aload_history(tmp_path):
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from lgcheckpoint.viz import aload_history
+    from tests.viz_helpers import build_review_graph
+
+    rt = runtime("langgraph")
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "a.sqlite")) as saver:
+        app = build_review_graph(rt, saver, {"failures": 0})
+        config = {"configurable": {"thread_id": "async"}}
+        await app.ainvoke({"topic": "t", "items": [], "verdict": ""}, config)
+        with pytest.raises(TypeError, match="await aload_history"):
+            load_history(saver, config)
+        history = await aload_history(app, config)
+        assert history.head.next == ["review"] and history.head.interrupts
+        assert "INTERRUPT in review" in LineageGraph(history).dot

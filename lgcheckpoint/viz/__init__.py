@@ -6,7 +6,7 @@ Every viewer displays itself statically (SVG / HTML / PNG) and has ``.widget()``
 """
 
 from lgcheckpoint.viz.hitl import HITLPanel
-from lgcheckpoint.viz.history import History, Step, load_history
+from lgcheckpoint.viz.history import History, Step, aload_history, load_history
 from lgcheckpoint.viz.lineage import LineageGraph
 from lgcheckpoint.viz.player import SuperStepPlayer
 from lgcheckpoint.viz.render import GraphvizNotFound, dot_to_svg, find_engine
@@ -17,6 +17,6 @@ from lgcheckpoint.viz.versions import ChannelVersionTable, VersionsSeenMatrix
 __all__ = [
     "ChannelVersionTable", "GraphDrawing", "GraphvizNotFound", "HITLPanel", "History",
     "LineageGraph", "Step", "StorageView", "SuperStepPlayer", "VersionsSeenMatrix", "dot_to_svg",
-    "find_engine",
+    "aload_history", "find_engine",
     "load_history",
 ]

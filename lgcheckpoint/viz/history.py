@@ -11,6 +11,7 @@ Next: ``lineage.py`` draws these steps.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -155,20 +156,47 @@ def resolve_saver(source: Any) -> Any:
 
 def load_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> History:
     """Read a thread's checkpoints from a saver (or a compiled graph) and build the model."""
+    thread = thread_config(config)
+    saver = resolve_saver(source)
+    try:
+        tuples = list(saver.list(thread))
+    except (NotImplementedError, asyncio.InvalidStateError) as error:  # an async saver
+        raise TypeError(
+            f"{type(saver).__name__} cannot be read synchronously here: use "
+            "`history = await aload_history(saver, config)` and pass `history` to the viewer"
+        ) from error
+    return assemble(tuples, thread, graph or graph_of(source), ns)
+
+
+async def aload_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> History:
+    """The same model read through an async saver's ``alist``."""
+    thread = thread_config(config)
+    tuples = [t async for t in resolve_saver(source).alist(thread)]
+    return assemble(tuples, thread, graph or graph_of(source), ns)
+
+
+def thread_config(config: dict) -> dict:
+    """Only the thread: we read every checkpoint of every namespace in it."""
     thread_id = (config or {}).get("configurable", {}).get("thread_id")
     if thread_id is None:
         raise ValueError('config needs a thread: {"configurable": {"thread_id": "..."}}')
-    if graph is None and hasattr(source, "get_graph"):
-        graph = source
-    saver = resolve_saver(source)
-    tuples = list(saver.list({"configurable": {"thread_id": thread_id}}))
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def graph_of(source: Any) -> Any:
+    return source if hasattr(source, "get_graph") else None
+
+
+def assemble(tuples: list[Any], thread: dict, graph: Any, ns: str) -> History:
+    """Split the thread's tuples by namespace: ``ns`` is the history, the ones below it subgraphs."""
+    thread_id = str(thread["configurable"]["thread_id"])
     by_ns: dict[str, list[Any]] = {}
     for t in tuples:
         by_ns.setdefault(t.config["configurable"].get("checkpoint_ns", ""), []).append(t)
-    history = build_history(str(thread_id), ns, by_ns.get(ns, []), graph)
+    history = build_history(thread_id, ns, by_ns.get(ns, []), graph)
     for sub_ns, sub_tuples in sorted(by_ns.items()):
-        if sub_ns != ns and sub_ns.split("|")[0] and (not ns or sub_ns.startswith(ns + "|")):
-            history.subgraphs[sub_ns] = build_history(str(thread_id), sub_ns, sub_tuples, None)
+        if sub_ns != ns and (not ns or sub_ns.startswith(ns + "|")):
+            history.subgraphs[sub_ns] = build_history(thread_id, sub_ns, sub_tuples, None)
     return history
 
 

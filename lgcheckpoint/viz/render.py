@@ -31,9 +31,11 @@ def find_engine() -> str:
             return shutil.which(override)
         raise GraphvizNotFound(
             f"LGCHECKPOINT_GRAPHVIZ={override!r} is not a program; unset it or {INSTALL_HINT}")
-    scripts = Path(sys.executable).parent  # a kernel's PATH may not include its own venv's bin
+    # a kernel's PATH may not include its own environment's bin (venv) or Scripts (Windows conda)
+    here = Path(sys.executable).parent
+    beside = os.pathsep.join([str(here), str(here / "Scripts")])
     for name in ("graphviz-pure", "dot"):
-        exe = shutil.which(name) or shutil.which(name, path=str(scripts))
+        exe = shutil.which(name) or shutil.which(name, path=beside)
         if exe:
             return exe
     raise GraphvizNotFound(f"No Graphviz layout engine found. Install one: {INSTALL_HINT}")
