@@ -269,3 +269,19 @@ def test_details_and_frames_are_the_same_text_on_every_saver(saver_for):
             LineageGraph(reference.app, reference.config).details(key)
     frames = [SuperStepPlayer(r.app, r.config, until="c5") for r in (ours, reference)]
     assert [frames[0].frame_text(i) for i in range(6)] == [frames[1].frame_text(i) for i in range(6)]
+
+
+def test_replay_from_an_old_checkpoint_is_a_new_branch(full):
+    c1 = load_history(full.saver, full.config)["c1"]
+    full.app.invoke(None, c1.config)  # time travel: LangGraph first copies c1 as a "fork"
+    h = load_history(full.app, full.config)
+    assert [(s.key, s.step, s.source, s.parent) for s in h.steps[7:]] == [
+        ("c7", 1, "fork", "c1"), ("c8", 2, "loop", "c7"), ("c9", 3, "loop", "c8")]
+    assert h["c7"].next == ["plan"] and h["c7"].channel_versions == h["c1"].channel_versions
+    assert h.head.key == "c9" and h.head.interrupts and h.head.waiting == ["review"]
+    assert [s.key for s in h.branch_steps()] == ["c0", "c1", "c7", "c8", "c9"]
+    assert len({s.branch for s in h.steps}) == 3
+    dot = LineageGraph(h).dot
+    assert '  c1 -> c2 [style=dashed, label="branch 1"];' in dot
+    assert '  c2 -> c3 [style=dashed, label="branch 2"];' in dot
+    assert 'c7 [label="c7  step 1  fork' in dot and 'fillcolor="#ede9fe"' in dot
