@@ -48,8 +48,8 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         if not isinstance(conn, (Connection, ConnectionPool)):
             raise TypeError(
-                f"PostgresSaver needs a psycopg Connection or ConnectionPool, got {type(conn).__name__}"
-                " (for asyncio use lgcheckpoint.checkpoint.postgres.aio.AsyncPostgresSaver)"
+                "PostgresSaver needs a psycopg Connection or ConnectionPool, got "
+                f"{type(conn).__name__} (for asyncio use postgres.aio.AsyncPostgresSaver)"
             )
         self.conn = conn
         # one connection serves one statement at a time; a pool hands each thread its own
@@ -135,20 +135,12 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
         return sql.next_version(current)
 
-    # --- connections -------------------------------------------------------------------------------
+    # --- connections ---------------------------------------------------------------------------
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Connection]:
         """A usable autocommit connection, with missing tables reported as 'run setup()'."""
         with self.lock, _borrow(self.conn) as conn, _explain_errors():
-            if conn.closed:
-                raise psycopg.OperationalError(
-                    "the saver's Postgres connection is closed; create the saver with an open one"
-                )
-            if not conn.autocommit:
-                raise ValueError(
-                    "PostgresSaver needs an autocommit connection: "
-                    "psycopg.connect(uri, autocommit=True) or ConnectionPool(kwargs={'autocommit': True})"
-                )
+            check_usable(conn)
             yield conn
 
     def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
@@ -171,6 +163,19 @@ def _borrow(conn: Conn) -> Iterator[Connection]:
             yield lent
     else:
         yield conn
+
+
+def check_usable(conn: Connection | psycopg.AsyncConnection) -> None:
+    """Refuse a closed connection, and one without autocommit (our writes would never commit)."""
+    if conn.closed:
+        raise psycopg.OperationalError(
+            "the saver's Postgres connection is closed; create the saver with an open one"
+        )
+    if not conn.autocommit:
+        raise ValueError(
+            "the Postgres savers need an autocommit connection: connect(uri, autocommit=True), "
+            "or a pool made with kwargs={'autocommit': True}"
+        )
 
 
 @contextlib.contextmanager

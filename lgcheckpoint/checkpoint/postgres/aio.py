@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -25,7 +24,7 @@ from lgcheckpoint.checkpoint.base import (
     CheckpointTuple,
     RunnableConfig,
 )
-from lgcheckpoint.checkpoint.postgres import _explain_errors, sql
+from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 
@@ -40,18 +39,22 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
             raise TypeError(
                 "AsyncPostgresSaver needs a psycopg AsyncConnection or AsyncConnectionPool, got "
-                f"{type(conn).__name__} (for sync code use lgcheckpoint.checkpoint.postgres.PostgresSaver)"
+                f"{type(conn).__name__} (for sync code use postgres.PostgresSaver)"
             )
         self.conn = conn
-        self.lock = asyncio.Lock() if isinstance(conn, AsyncConnection) else contextlib.nullcontext()
+        # one connection serves one statement at a time; a pool lends each task its own
+        single = isinstance(conn, AsyncConnection)
+        self.lock = asyncio.Lock() if single else contextlib.nullcontext()
         try:
             self.loop = asyncio.get_running_loop()  # where the sync verbs send their work
         except RuntimeError:
-            raise RuntimeError("create AsyncPostgresSaver inside async code (a running event loop)") from None
+            raise RuntimeError("create AsyncPostgresSaver in async code (a running loop)") from None
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def from_conn_string(cls, conn_string: str, **kwargs: Any) -> AsyncIterator[AsyncPostgresSaver]:
+    async def from_conn_string(
+        cls, conn_string: str, **kwargs: Any
+    ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         async with await AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
@@ -105,7 +108,8 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde))
+        statement = sql.put_writes_statement(config, writes, task_id, task_path, self.serde)
+        await self._execute(statement)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._execute(sql.delete_thread_statement(thread_id))
@@ -165,26 +169,19 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._wait(self.aprune(thread_ids, strategy=strategy))
 
-    # --- connections -------------------------------------------------------------------------------
+    # --- connections ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection]:
         """A usable autocommit connection, with missing tables reported as 'run setup()'."""
         async with self.lock, _borrow(self.conn) as conn:
             with _explain_errors():
-                if conn.closed:
-                    raise psycopg.OperationalError(
-                        "the saver's Postgres connection is closed; create the saver with an open one"
-                    )
-                if not conn.autocommit:
-                    raise ValueError(
-                        "AsyncPostgresSaver needs an autocommit connection: AsyncConnection.connect("
-                        "uri, autocommit=True) or AsyncConnectionPool(kwargs={'autocommit': True})"
-                    )
+                check_usable(conn)
                 yield conn
 
     async def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
-        async with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
-            return await (await cur.execute(statement.query, statement.params)).fetchall()
+        async with self._connection() as conn:
+            async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                return await (await cur.execute(statement.query, statement.params)).fetchall()
 
     async def _execute(self, statement: Statement | None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""

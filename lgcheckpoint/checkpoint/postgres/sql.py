@@ -14,14 +14,15 @@ library still reads the other's rows.
 
 Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
 it is atomic without an explicit transaction and costs one round trip. ``__init__.py`` (sync) and
-``aio.py`` (async) only run them, so the two front doors differ by ``await`` alone. Next: ``postgres/__init__.py``.
+``aio.py`` (async) only run them, so the two front doors differ by ``await`` alone.
+Next: ``postgres/__init__.py``.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
@@ -90,16 +91,20 @@ LAST_MIGRATION = "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1"
 RECORD_MIGRATION = "INSERT INTO checkpoint_migrations (v) VALUES (%s)"
 
 # --- reading: one query brings a checkpoint, its channel values and its pending writes ----------
-# Values: for every (channel, version) the checkpoint names, the blob stored under that version.
+# Values: for every (channel, version) the checkpoint names, the blob stored under that version,
+# each found by its primary key (LATERAL ... LIMIT 1 stops the planner from hashing every blob of
+# the thread instead, which makes loading slower the longer the thread grows).
 # Writes: sorted as the loop applies them (task_path, task_id, idx), in byte order like Python.
 # convert_to(), not ::bytea, turns text into bytes: a cast would read backslashes as escapes.
 SELECT_SQL = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
-    (SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+    (SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
        FROM jsonb_each_text(checkpoint -> 'channel_versions') AS cv
-       JOIN checkpoint_blobs bl
-         ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
-        AND bl.channel = cv.key AND bl.version = cv.value
+       CROSS JOIN LATERAL (
+           SELECT type, blob FROM checkpoint_blobs
+            WHERE (thread_id, checkpoint_ns, channel, version)
+                = (checkpoints.thread_id, checkpoints.checkpoint_ns, cv.key, cv.value)
+            LIMIT 1) AS bl
     ) AS blobs,
     (SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.channel, 'UTF8'),
                             convert_to(cw.type, 'UTF8'), cw.blob]
@@ -147,7 +152,8 @@ SELECT %(thread)s, %(ns)s, %(id)s, %(task_id)s, %(task_path)s, w.idx, w.channel,
        AS w(idx, channel, type, blob)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"""
 UPSERT_WRITES_SQL = INSERT_WRITES_SQL.replace(
-    "DO NOTHING", "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+    "DO NOTHING",
+    "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob",
 )
 
 # --- housekeeping ------------------------------------------------------------------------------
@@ -183,7 +189,8 @@ WITH dropped AS (
     RETURNING thread_id, checkpoint_ns, checkpoint_id
 ), dropped_writes AS (
     DELETE FROM checkpoint_writes w USING dropped d
-    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id) = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
+    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id)
+        = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
 ), orphans AS (
     UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM dropped d
     WHERE (c.thread_id, c.checkpoint_ns, c.parent_checkpoint_id)
@@ -201,7 +208,8 @@ WHERE b.thread_id IN (SELECT thread_id FROM dropped) AND NOT EXISTS (
 # drop the rest. One statement, one snapshot: a checkpoint saved meanwhile is neither seen nor lost.
 PRUNE_KEEP_LATEST_SQL = """
 WITH heads AS (
-    SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, checkpoint
+    SELECT DISTINCT ON (thread_id, checkpoint_ns)
+           thread_id, checkpoint_ns, checkpoint_id, checkpoint
     FROM checkpoints WHERE thread_id = ANY(%(threads)s)
     ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
 ), dropped AS (
@@ -211,10 +219,12 @@ WITH heads AS (
     RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 ), dropped_writes AS (
     DELETE FROM checkpoint_writes w USING dropped d
-    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id) = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
+    WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id)
+        = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
 ), orphans AS (
     UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM heads h
-    WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id) = (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
+    WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id)
+        = (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
 )
 DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXISTS (
     SELECT 1 FROM heads h WHERE h.thread_id = b.thread_id AND h.checkpoint_ns = b.checkpoint_ns
@@ -256,7 +266,7 @@ def select_many(
     before: RunnableConfig | None,
     limit: int | None,
 ) -> Statement:
-    """Newest first, filtered by thread / namespace / checkpoint, metadata, ``before``, ``limit``."""
+    """Newest first, narrowed by thread / namespace / id, metadata, ``before`` and ``limit``."""
     wheres: list[str] = []
     params: list[Any] = []
     if config is not None:
@@ -300,7 +310,9 @@ def put_statement(
     thread_id, ns = address(config)
     values = checkpoint["channel_values"]
     # every changed channel gets a blob; a channel that changed to "no value" gets an 'empty' marker
-    typed = [serde.dumps_typed(values[ch]) if ch in values else ("empty", None) for ch in new_versions]
+    typed = [
+        serde.dumps_typed(values[ch]) if ch in values else ("empty", None) for ch in new_versions
+    ]
     statement = Statement(PUT_SQL, {
         "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": get_checkpoint_id(config),
         "channels": list(new_versions), "versions": [str(v) for v in new_versions.values()],
@@ -355,7 +367,7 @@ def copy_thread_statement(source_thread_id: str, target_thread_id: str) -> State
 
 
 def prune_statement(thread_ids: Sequence[str], strategy: str) -> Statement | None:
-    """keep_latest: each namespace's newest checkpoint survives; delete: nothing of the threads does."""
+    """keep_latest: each namespace's newest checkpoint survives; delete: nothing of the threads."""
     if isinstance(thread_ids, str):
         raise TypeError("thread_ids must be a list of thread ids, not a single str")
     if strategy not in PRUNE_STRATEGIES:
@@ -367,21 +379,20 @@ def prune_statement(thread_ids: Sequence[str], strategy: str) -> Statement | Non
     return Statement(query, {"threads": threads})
 
 
-# --- rows back into checkpoints --------------------------------------------------------------------
+# --- rows back into checkpoints -------------------------------------------------------------
 def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTuple:
     """A ``SELECT_SQL`` row as a CheckpointTuple: inline values (LangGraph's rows) plus blobs."""
     thread_id, ns, checkpoint_id = row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]
     where = f"thread {thread_id!r}, namespace {ns!r}, checkpoint {checkpoint_id!r}"
     checkpoint = row["checkpoint"]
-    values = dict(checkpoint.get("channel_values") or {})
-    for channel, type_tag, blob in row["blobs"] or ():
-        if type_tag != b"empty":
-            values[channel.decode()] = decode(serde, type_tag, blob, f"channel {channel.decode()!r} of {where}")
-    writes = [
-        (task_id.decode(), channel.decode(),
-         decode(serde, type_tag, blob, f"write to {channel.decode()!r} by task {task_id.decode()!r} of {where}"))
-        for task_id, channel, type_tag, blob in row["writes"] or ()
-    ]
+    values = dict(checkpoint.get("channel_values") or {})  # LangGraph's inline values, if any
+    for channel, type_tag, blob in as_text(row["blobs"]):
+        if type_tag != "empty":
+            values[channel] = decode(serde, type_tag, blob, f"channel {channel!r} of {where}")
+    writes = []
+    for task_id, channel, type_tag, blob in as_text(row["writes"]):
+        what = f"write to {channel!r} by task {task_id!r} of {where}"
+        writes.append((task_id, channel, decode(serde, type_tag, blob, what)))
     parent_id = row["parent_checkpoint_id"]
     return CheckpointTuple(
         config=make_config(thread_id, ns, checkpoint_id),
@@ -394,13 +405,20 @@ def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTu
 
 def make_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     """The config that points at one stored checkpoint."""
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+    return {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
 
-def decode(serde: SerializerProtocol, type_tag: bytes | None, blob: bytes | None, what: str) -> Any:
+def as_text(arrays: list[list[bytes | None]] | None) -> Iterator[list[Any]]:
+    """The query's bytea arrays, every element but the last (the blob) back to text."""
+    for *texts, blob in arrays or ():
+        yield [t.decode() if t is not None else "" for t in texts] + [blob]
+
+
+def decode(serde: SerializerProtocol, type_tag: str, blob: bytes | None, what: str) -> Any:
     """Deserialize one stored value; a row that cannot be read names itself in the error."""
     try:
-        return serde.loads_typed(((type_tag or b"").decode(), blob if blob is not None else b""))
+        return serde.loads_typed((type_tag, blob if blob is not None else b""))
     except InvalidCheckpointError as exc:  # keep its class (e.g. UnsafeTypeError), add the row
         raise type(exc)(f"cannot decode the stored {what}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any failure here means the stored bytes are bad
@@ -414,7 +432,7 @@ def to_json(obj: Any, what: str) -> str:
     try:
         text = json.dumps(obj, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"the {what} must be JSON-serializable to be stored in Postgres: {exc}") from exc
+        raise TypeError(f"the {what} must be JSON-serializable for Postgres JSONB: {exc}") from exc
     if "\\u0000" in text:  # (so no stored metadata has one, and a filter with one matches nothing)
         raise ValueError(f"the {what} contains a NUL character, which Postgres JSONB cannot store")
     return text
