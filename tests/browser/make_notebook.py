@@ -1,4 +1,6 @@
-"""Writes viewers.ipynb, the notebook test_browser.py opens (run: python make_notebook.py)."""
+"""Writes viewers.ipynb beside this file: the notebook test_browser.py opens."""
+
+from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -41,6 +43,8 @@ app.invoke({"topic": "t", "items": [], "verdict": ""}, config)["__interrupt__"][
 ]
 
 if __name__ == "__main__":
+    for i, cell in enumerate(CELLS):
+        cell.id = f"cell-{i}"  # stable ids: regenerating gives the same file
     nb = new_notebook(cells=CELLS, metadata={"kernelspec": {
         "name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, "viewers.ipynb")
+    nbformat.write(nb, Path(__file__).with_name("viewers.ipynb"))
