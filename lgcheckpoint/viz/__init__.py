@@ -1,5 +1,16 @@
 """Viewers that make checkpoints visible; they read only the public saver API.
 
+In a notebook, after ``graph.invoke(inputs, config)`` on a graph compiled with a checkpointer::
+
+    LineageGraph(graph, config)                # every checkpoint of the thread, as a DAG
+    ChannelVersionTable(graph, config)         # versions per checkpoint, changed cells marked
+    VersionsSeenMatrix(graph, config)          # why ``next`` is what it is
+    SuperStepPlayer(graph, config).widget()    # replay the thread one super-step at a time
+    HITLPanel(graph, config).widget()          # answer pending interrupts
+    StorageView(saver, config)                 # the rows as the saver stored them
+
+A saver works in place of the graph (``LineageGraph(saver, config)``), also one that LangGraph wrote.
+
 Read in this order: ``history.py`` (the one model every viewer shares), ``render.py`` (DOT -> SVG),
 ``lineage.py``, ``versions.py``, ``topology.py``, ``player.py``, ``hitl.py``, ``storage.py``.
 Every viewer displays itself statically (SVG / HTML / PNG) and has ``.widget()`` for a live kernel.
