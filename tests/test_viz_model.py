@@ -71,6 +71,7 @@ def test_history_triggers_and_next(full):
         assert "topic" in h["c6"].updated_channels  # update_state: derived from the parent diff
 
 
+@pytest.mark.lesson("11_subgraphs")
 def test_subgraph_namespace_and_cluster(saver_for):
     run = run_full(*saver_for, subgraph=True)
     h = load_history(run.saver, run.config)
@@ -132,6 +133,7 @@ def test_channel_version_table(full):
         ChannelVersionTable(full.saver, full.config, show="bytes")
 
 
+@pytest.mark.lesson("04_versions_seen")
 def test_versions_seen_matrix(full):
     m = VersionsSeenMatrix(full.app, full.config, key="c3")
     assert m.nodes == ["__start__", "plan", "polish", "review", "work"]
@@ -144,6 +146,7 @@ def test_versions_seen_matrix(full):
     assert "review     branch:to:review=0/4!" in m.text()
 
 
+@pytest.mark.lesson("01_super_steps")
 def test_player_frames(full):
     player = SuperStepPlayer(full.app, full.config, until="c5")
     assert len(player.frames) == 6
@@ -181,6 +184,7 @@ def test_dot_is_deterministic_across_savers_and_runtimes(saver_for, sqlite_path)
         ChannelVersionTable(reference.saver, reference.config)._repr_html_()
 
 
+@pytest.mark.lesson("10_failures")
 def test_error_that_stopped_the_run(saver_for):
     rt, saver = saver_for
     from tests.viz_helpers import build_review_graph
@@ -212,6 +216,7 @@ def join_graph(rt, saver):
     return g.compile(checkpointer=saver, interrupt_before=["c"])
 
 
+@pytest.mark.lesson("04_versions_seen")
 def test_next_agrees_with_the_graphs_get_state(saver_for):
     """Oracle: each checkpoint's next == graph.get_state(its config).next; at the head, the tasks
     still waiting == graph.get_state(thread).next (LangGraph drops the ones that saved writes)."""
@@ -271,6 +276,7 @@ def test_details_and_frames_are_the_same_text_on_every_saver(saver_for):
     assert [frames[0].frame_text(i) for i in range(6)] == [frames[1].frame_text(i) for i in range(6)]
 
 
+@pytest.mark.lesson("09_time_travel")
 def test_replay_from_an_old_checkpoint_is_a_new_branch(full):
     c1 = load_history(full.saver, full.config)["c1"]
     full.app.invoke(None, c1.config)  # time travel: LangGraph first copies c1 as a "fork"

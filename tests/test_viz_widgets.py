@@ -31,6 +31,7 @@ def buttons(panel_widget):
     return row.children[1].children, row.children[2]
 
 
+@pytest.mark.lesson("08_human_in_the_loop")
 def test_hitl_approve_button_resumes_and_refreshes(saver_for):
     rt, saver, _ = saver_for
     run = run_until_interrupt(rt, saver)
@@ -49,6 +50,7 @@ def test_hitl_approve_button_resumes_and_refreshes(saver_for):
     assert "c5: step 4, source loop, branch 0, HEAD" in details
 
 
+@pytest.mark.lesson("08_human_in_the_loop")
 def test_hitl_edit_sends_parsed_value(saver_for):
     rt, saver, _ = saver_for
     run = run_until_interrupt(rt, saver)
@@ -75,6 +77,7 @@ def test_hitl_command_comes_from_the_graphs_package():
         command_factory_for(object())
 
 
+@pytest.mark.lesson("05_savers")
 def test_storage_view(saver_for):
     rt, saver, kind = saver_for
     run = run_full(rt, saver)
@@ -95,6 +98,7 @@ def test_storage_view(saver_for):
     assert "c3 (" in view.table_html(expected_tables[0])  # ids shown with their cN name
 
 
+@pytest.mark.lesson("12_inspect_langgraph_db")
 def test_database_written_by_langgraph(tmp_path):
     """A SQLite file written by LangGraph, closed, then opened from a fresh connection."""
     path = str(tmp_path / "langgraph.sqlite")
@@ -176,6 +180,7 @@ def test_misuse_gives_clear_errors():
         load_history(InMemorySaver(), {"configurable": {"thread_id": "none"}})["c9"]
 
 
+@pytest.mark.lesson("08_human_in_the_loop")
 def test_hitl_two_parallel_interrupts_answered_one_by_one(saver_for):
     rt, saver, _ = saver_for
     from typing_extensions import TypedDict
