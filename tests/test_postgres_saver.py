@@ -17,7 +17,7 @@ from langgraph.checkpoint.postgres import PostgresSaver as LGPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lgcheckpoint.checkpoint.base import empty_checkpoint
 from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
@@ -402,6 +402,30 @@ async def test_async_saver_reads_what_the_sync_one_wrote(saver, postgres_uri):
         assert await asyncio.to_thread(asaver.get_tuple, cfg("shared")) == found[0]
         with pytest.raises(RuntimeError, match="event loop"):
             asaver.get_tuple(cfg("shared"))
+
+
+@pytest.mark.parametrize("kind", ["connection", "pool"])
+async def test_async_saver_eight_tasks_at_once(saver, postgres_uri, kind):
+    async def work(asaver, i: int) -> None:
+        parent, versions = cfg(f"task-{i}"), {}
+        for step in range(10):
+            versions = {"step": asaver.get_next_version(versions.get("step"))}
+            checkpoint = {**make_checkpoint(step=step), "channel_versions": dict(versions)}
+            parent = await asaver.aput(parent, checkpoint, {"step": step}, versions)
+            await asaver.aput_writes(parent, [("out", i)], f"t{i}")
+
+    if kind == "connection":
+        async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
+            await asyncio.gather(*(work(asaver, i) for i in range(8)))
+    else:
+        pool = AsyncConnectionPool(postgres_uri, max_size=4, kwargs={"autocommit": True}, open=False)
+        async with pool:
+            await asyncio.gather(*(work(AsyncPostgresSaver(pool), i) for i in range(8)))
+    assert count(saver, "checkpoints") == 80 and count(saver, "checkpoint_writes") == 80
+    for i in range(8):
+        latest = saver.get_tuple(cfg(f"task-{i}"))
+        assert latest.checkpoint["channel_values"] == {"step": 9}
+        assert latest.pending_writes == [(f"t{i}", "out", i)]
 
 
 async def test_async_saver_errors(postgres_uri):

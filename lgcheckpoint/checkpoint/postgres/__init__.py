@@ -44,7 +44,10 @@ Conn = Connection | ConnectionPool  # one connection (we lock around it) or a po
 class PostgresSaver(BaseCheckpointSaver[str]):
     """Saves checkpoints, blobs and pending writes in LangGraph's three Postgres tables."""
 
-    def __init__(self, conn: Conn, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: Conn, pipe: Any = None, serde: SerializerProtocol | None = None
+    ) -> None:
+        # ``pipe`` is accepted so LangGraph code ports unchanged; each verb is one statement anyway
         super().__init__(serde=serde)
         if not isinstance(conn, (Connection, ConnectionPool)):
             raise TypeError(
@@ -57,10 +60,12 @@ class PostgresSaver(BaseCheckpointSaver[str]):
 
     @classmethod
     @contextlib.contextmanager
-    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> Iterator[PostgresSaver]:
+    def from_conn_string(
+        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+    ) -> Iterator[PostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
-            yield cls(conn, **kwargs)
+            yield cls(conn, serde=serde)
 
     def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""

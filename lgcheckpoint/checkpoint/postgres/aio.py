@@ -34,7 +34,10 @@ AsyncConn = AsyncConnection | AsyncConnectionPool
 class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     """The asyncio twin of PostgresSaver: same tables, same rows, native async I/O."""
 
-    def __init__(self, conn: AsyncConn, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: AsyncConn, pipe: Any = None, serde: SerializerProtocol | None = None
+    ) -> None:
+        # ``pipe`` is accepted so LangGraph code ports unchanged; each verb is one statement anyway
         super().__init__(serde=serde)
         if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
             raise TypeError(
@@ -53,13 +56,13 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     @classmethod
     @contextlib.asynccontextmanager
     async def from_conn_string(
-        cls, conn_string: str, **kwargs: Any
+        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         async with await AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
-            yield cls(conn, **kwargs)
+            yield cls(conn, serde=serde)
 
     async def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
