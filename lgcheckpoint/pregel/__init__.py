@@ -17,8 +17,9 @@ from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step
-from lgcheckpoint.types import StateSnapshot
+from lgcheckpoint.types import StateSnapshot, current_task
 
+DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
 
 
@@ -151,9 +152,16 @@ class Pregel:
     def _prepare(self, config: dict | None, stream_mode: Any, durability: str | None,
                  interrupt_before: Any, interrupt_after: Any, output_keys: Any) -> Run:
         """Validate the config and pick the saver, modes and durability of one run."""
+        if (parent := current_task.get(None)) is not None and not (config or {}).get(
+                CONF, {}).get("__lg_task_id"):
+            # graph.invoke() inside a node: a subgraph of the running task
+            sub = subgraph_config(parent)
+            config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
         config = {**(config or {})}
         conf = config["configurable"] = {**config.get("configurable", {})}
-        config.setdefault("recursion_limit", 25)
+        config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        if config["recursion_limit"] < 1:
+            raise ValueError("recursion_limit must be at least 1")
         config["metadata"] = {**config.get("metadata", {})}
         saver = self.checkpointer if self.checkpointer is not None else conf.get(
             "__lg_checkpointer")

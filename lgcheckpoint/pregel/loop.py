@@ -121,7 +121,7 @@ class PregelLoop:
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
         self.step = self.metadata["step"] + 1
-        self.stop = self.step + self.config.get("recursion_limit", 25) + 1
+        self.stop = self.step + self.config["recursion_limit"] + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         updated = self.checkpoint.get("updated_channels")
         self.loaded_updated = set(updated) if updated else None  # lets the first step skip a scan
@@ -219,11 +219,11 @@ class PregelLoop:
 
     def map_input(self, value: Any) -> list:
         """Input dict -> writes to the START channel (LangGraph routes input through it)."""
-        if value is None:
-            return []
-        if not isinstance(value, dict) and not hasattr(type(value), "__annotations__"):
-            raise TypeError(f"Expected input to be a dict, got {type(value).__name__}")
-        return [(START, value)]
+        if value is not None and not isinstance(value, dict) and not hasattr(
+                type(value), "__annotations__"):  # refuse before anything is saved
+            raise InvalidUpdateError(
+                f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
+        return [] if value is None else [(START, value)]
 
     def share_null_resume(self) -> None:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""

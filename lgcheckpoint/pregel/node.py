@@ -48,7 +48,7 @@ class Branch:
             try:
                 dests = [r if isinstance(r, Send) else self.path_map[r] for r in results]
             except (KeyError, TypeError) as exc:
-                raise ValueError(
+                raise KeyError(
                     f"Conditional edge returned {result!r}, which is not a key of its path_map "
                     f"{list(self.path_map)}"
                 ) from exc
@@ -86,6 +86,19 @@ class Node:
         self.wants_writer = fn is not None and self.subgraph is None and accepts(fn, "writer")
         self.is_async = fn is not None and is_async_callable(fn)
 
+    @property
+    def inner_graph(self) -> Any:
+        """The graph this node runs: its subgraph, or one its function calls (found in closure)."""
+        if self.subgraph is not None or self.func is None:
+            return self.subgraph
+        fn = self.func
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return None
+        cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
+        names = [fn.__globals__.get(n) for n in code.co_names]
+        return next((v for v in [*cells, *names] if hasattr(v, "run_as_node")), None)
+
     def update_writes(self, result: Any) -> list[Write]:
         """State updates in a node's return value: dict, Command, state object, or None."""
         if result is None:
@@ -103,9 +116,9 @@ class Node:
                 type(item), "__annotations__"
             ):
                 raise InvalidUpdateError(
-                    f"Expected dict, got {item!r}: node '{self.name}' must return a dict of "
-                    f"state updates (or None, a Command, or a state object)"
-                )
+                    f"Expected dict, got {item!r}: the graph input must be a dict of state keys"
+                    if self.hidden else f"Expected dict, got {item!r}: node '{self.name}' must "
+                    "return a dict of state updates (or None, a Command, or a state object)")
             else:
                 writes.extend(update_as_tuples(item))
         return [(k, v) for k, v in writes if k in self.output_keys]

@@ -44,9 +44,9 @@ def subgraph_for(graph: Any, config: dict, saver: Any) -> tuple[Any, dict] | Non
         return None
     for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP)):
         node = graph.nodes.get(name)
-        if node is None or node.subgraph is None:
+        if node is None or node.inner_graph is None:
             raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
-        graph = node.subgraph
+        graph = node.inner_graph
     return graph, {**config, CONF: {**conf, "__lg_checkpointer": saver}}
 
 
@@ -70,7 +70,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
-            sub = graph.nodes[tasks[tid].name].subgraph
+            sub = graph.nodes[tasks[tid].name].inner_graph
             states[tid] = sub.get_state(
                 {CONF: {**sub_config[CONF], "__lg_checkpointer": saver}}, subgraphs=True)
     if null_writes := null_task_writes(pending):

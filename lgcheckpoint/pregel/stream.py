@@ -103,7 +103,7 @@ def subgraph_task_states(tasks: list, config: dict) -> dict:
     parent_ns = config[CONF].get("checkpoint_ns", "")
     states = {}
     for task in tasks:
-        if task.node.subgraph is not None:
+        if task.node.inner_graph is not None:
             ns = f"{task.name}{NS_END}{task.id}"
             states[task.id] = {CONF: {"thread_id": config[CONF]["thread_id"],
                                       "checkpoint_ns": f"{parent_ns}{NS_SEP}{ns}" if parent_ns
