@@ -396,13 +396,22 @@ def names_from_graph(graph: Any, config: dict) -> dict[str, str]:
 
 def short(value: Any, width: int = 40) -> str:
     """A one-line repr for labels and cells, without memory addresses."""
-    if hasattr(value, "node") and hasattr(value, "arg"):
+    if is_packet(value):
         text = f"Send({value.node})"
-    elif type(value).__name__ == "Interrupt":
+    elif type(value).__name__ == "Interrupt":  # its id is random: leave it out
         text = f"Interrupt({short(getattr(value, 'value', None), width)})"
+    elif type(value) in (list, tuple) and any(is_packet(v) or type(v).__name__ == "Interrupt"
+                                              for v in value):
+        inner = ", ".join(short(v, width) for v in value)
+        text = f"[{inner}]" if isinstance(value, list) else f"({inner})"
     else:
         text = repr(value)
         if " object at 0x" in text:
             text = f"<{type(value).__name__}>"
     text = text.replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def is_packet(value: Any) -> bool:
+    """A Send (LangGraph's or ours): a node name and its argument."""
+    return hasattr(value, "node") and hasattr(value, "arg")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any, NamedTuple
 
-from lgcheckpoint.viz.history import History, Step, channel_target, short
+from lgcheckpoint.viz.history import History, Step, channel_target, is_packet, short
 from lgcheckpoint.viz.lineage import as_history, step_label
 from lgcheckpoint.viz.render import DotView, dot_to_svg, missing_engine_html
 from lgcheckpoint.viz.topology import graph_topology, inferred_topology, topology_dot
@@ -30,7 +30,7 @@ def make_frame(history: History, step: Step) -> Frame:
     tasks = parent.tasks if parent and step.source == "loop" else []
     writes = [(t.name, c, v) for t in tasks for c, v in t.regular]
     fired = {(t, channel_target(c)) for t, c, _ in writes if channel_target(c)}
-    fired |= {(t, v.node) for t, _, v in writes if hasattr(v, "node") and hasattr(v, "arg")}
+    fired |= {(t, v.node) for t, _, v in writes if is_packet(v)}
     before = parent.channel_versions if parent else {}
     moved = [(c, before.get(c, 0), step.channel_versions[c]) for c in step.channel_versions
              if before.get(c) != step.channel_versions[c]]

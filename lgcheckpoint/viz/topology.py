@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from lgcheckpoint.viz.history import History, channel_target
+from lgcheckpoint.viz.history import History, channel_target, is_packet
 from lgcheckpoint.viz.render import DotView, quote
 
 RUNNING, NEXT, FIRED = "#fca5a5", "#2563eb", "#dc2626"
@@ -46,7 +46,7 @@ def inferred_topology(history: History) -> Topology:
                 target = channel_target(channel)
                 if target:
                     edges.add(Edge(task.name, target, False))
-                elif hasattr(value, "node") and hasattr(value, "arg"):  # a Send
+                elif is_packet(value):  # a Send
                     edges.add(Edge(task.name, value.node, True))
     return Topology(nodes, sorted(edges))
 
