@@ -253,7 +253,7 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
         pending = set(running)
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for fut in done:
+            for fut in [f for f in running if f in done]:  # a set has no order; tasks do
                 commit(running[fut], exc := fut.exception())
                 if exc is not None:
                     errors.append(exc)
