@@ -50,11 +50,29 @@ def two_interrupts_in_one_node(lib: Run):
     lib.invoke(graph, lib.Command(resume="Lovelace"), cfg)
 
 
+def wait_for_write(lib: Run, cfg: dict, matches, seconds: float = 3.0) -> None:
+    """Block until the thread's latest checkpoint has a pending write that ``matches(ch, v)``.
+
+    A synchronisation, not a delay: it orders two parallel tasks where LangGraph's own order is
+    a race between threads (which finishes first, whether a failing sibling cancels the other).
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        saved = lib.saver().get_tuple(cfg)
+        if saved and any(matches(ch, v) for _, ch, v in saved.pending_writes or []):
+            return
+        time.sleep(0.001)
+
+
 @scenario
 def parallel_interrupts_resumed_by_id(lib: Run):
+    cfg = thread()
+
     def asker(name):
         def node(state):
             lib.count(name)
+            if name == "y" and lib.calls["y"] == 1:  # interrupt after x, so the stream is ordered
+                wait_for_write(lib, cfg, lambda ch, v: ch == "__interrupt__")
             return {"trail": [f"{name}={lib.interrupt(f'{name}?')}"]}
 
         return node
@@ -64,7 +82,6 @@ def parallel_interrupts_resumed_by_id(lib: Run):
         g.add_node(name, asker(name))
         g.add_edge(lib.START, name)
     graph = g.compile(checkpointer=lib.saver())
-    cfg = thread()
     lib.stream(graph, {"trail": []}, cfg, stream_mode="updates")
     pending = lib.get_state(graph, cfg).interrupts
     lib.invoke(graph, lib.Command(resume={i.id: f"answer to {i.value}" for i in pending}), cfg)
@@ -162,20 +179,6 @@ def fork_old_checkpoint_then_continue(lib: Run):
     lib.invoke(graph, None, forked)
 
 
-def wait_for_write(lib: Run, cfg: dict, write: tuple, seconds: float = 3.0) -> None:
-    """Block until the saver holds ``write`` as a pending write of the thread's latest checkpoint.
-
-    A synchronisation, not a delay: a sibling that fails first may otherwise cancel the other task
-    before its writes are saved, and then the run is a race (in LangGraph too).
-    """
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        saved = lib.saver().get_tuple(cfg)
-        if saved and any((ch, v) == write for _, ch, v in saved.pending_writes or []):
-            return
-        time.sleep(0.001)
-
-
 @scenario
 def parallel_failure_then_resume(lib: Run):
     cfg = thread()
@@ -183,9 +186,8 @@ def parallel_failure_then_resume(lib: Run):
     def flaky(state):
         lib.count("flaky")
         if lib.calls["flaky"] == 1:
-            wait_for_write(
-                lib, cfg, ("trail", ["steady"])
-            )  # fail only once the sibling's work is saved
+            # fail only once the sibling's work is saved
+            wait_for_write(lib, cfg, lambda ch, v: (ch, v) == ("trail", ["steady"]))
             raise ValueError("flaky failed once")
         return {"trail": ["flaky"]}
 
