@@ -36,3 +36,149 @@ def test_invoke_writes_one_checkpoint_per_step():
     assert [t.metadata["step"] for t in history] == [2, 1, 0, -1]
     assert [t.metadata["source"] for t in history] == ["loop", "loop", "loop", "input"]
     assert history[0].checkpoint["channel_values"] == {"x": 2, "log": ["a", "b"]}
+
+
+# --- durability: write first, publish last; a saved checkpoint is a copy -------------------------
+import asyncio  # noqa: E402
+import copy  # noqa: E402
+import time  # noqa: E402
+
+from lgcheckpoint.types import Command, RetryPolicy, interrupt  # noqa: E402
+
+
+class RecordingSaver(InMemorySaver):
+    """An InMemorySaver that logs every call and keeps what each put received, to check later."""
+
+    def __init__(self, delay: float = 0.0):
+        super().__init__()
+        self.events, self.received, self.delay = [], [], delay
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        time.sleep(self.delay)  # a slow disk: the loop must not get ahead of it unsafely
+        parent = config["configurable"].get("checkpoint_id")
+        self.events.append(("put", checkpoint["id"], parent))
+        self.received.append((checkpoint, copy.deepcopy(checkpoint)))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        time.sleep(self.delay)
+        self.events.append(("put_writes", config["configurable"]["checkpoint_id"], task_id))
+        return super().put_writes(config, writes, task_id, task_path)
+
+
+def fan_out(checkpointer):
+    g = StateGraph(State)
+    for name in "abc":
+        g.add_node(name, lambda s, name=name: {"log": [name]})
+        g.add_edge(START, name)
+    g.add_node("d", lambda s: {"x": len(s["log"])})
+    g.add_edge(["a", "b", "c"], "d")
+    return g.compile(checkpointer=checkpointer)
+
+
+def assert_write_first_publish_last(events):
+    """A checkpoint is put only after every put_writes against its parent."""
+    for i, (verb, cid, parent) in enumerate(events):
+        if verb == "put" and parent is not None:
+            later = [e for e in events[i + 1:] if e[0] == "put_writes" and e[1] == parent]
+            assert not later, f"writes for {parent} saved after its child {cid} was published"
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+def test_writes_are_durable_before_the_next_checkpoint(durability):
+    saver = RecordingSaver(delay=0.002)
+    cfg = {"configurable": {"thread_id": durability}}
+    assert fan_out(saver).invoke({"x": 0}, cfg, durability=durability)["x"] == 3
+    assert_write_first_publish_last(saver.events)
+    assert [e[0] for e in saver.events].count("put") == 4  # input, __start__, a+b+c, the join d
+    # every checkpoint the saver received is unchanged since: the loop handed it a copy
+    for received, snapshot in saver.received:
+        assert received == snapshot
+
+
+def test_exit_durability_puts_once_at_the_end():
+    saver = RecordingSaver()
+    cfg = {"configurable": {"thread_id": "exit"}}
+    assert chain(saver).invoke({"x": 1}, cfg, durability="exit") == {"x": 2, "log": ["a", "b"]}
+    assert [e[0] for e in saver.events] == ["put"]
+    assert saver.get_tuple(cfg).checkpoint["channel_values"]["log"] == ["a", "b"]
+
+
+def test_invoke_returns_only_after_everything_is_saved():
+    saver = RecordingSaver(delay=0.005)
+    cfg = {"configurable": {"thread_id": "slow"}}
+    chain(saver).invoke({"x": 1}, cfg)  # durability="async"
+    assert saver.get_tuple(cfg).metadata["step"] == 2
+
+
+def test_ainvoke_matches_invoke():
+    saver = InMemorySaver()
+    result = asyncio.run(chain(saver).ainvoke({"x": 1}, {"configurable": {"thread_id": "a"}}))
+    assert result == {"x": 2, "log": ["a", "b"]}
+    assert [t.metadata["step"] for t in saver.list({"configurable": {"thread_id": "a"}})] == [
+        2, 1, 0, -1]
+
+
+def test_interrupt_resume_and_state():
+    g = StateGraph(State)
+    g.add_node("ask", lambda s: {"log": [interrupt("name?")]})
+    g.add_edge(START, "ask")
+    graph = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "hitl"}}
+    out = graph.invoke({"x": 0}, cfg)
+    assert out["__interrupt__"][0].value == "name?"
+    snap = graph.get_state(cfg)
+    assert snap.next == ("ask",) and snap.interrupts[0].id == out["__interrupt__"][0].id
+    assert graph.invoke(Command(resume="ada"), cfg) == {"x": 0, "log": ["ada"]}
+    assert graph.get_state(cfg).next == ()
+
+
+def test_failed_task_resumes_alone():
+    calls = {"ok": 0, "flaky": 0}
+
+    def ok(state):
+        calls["ok"] += 1
+        return {"log": ["ok"]}
+
+    def flaky(state):
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise ValueError("first time fails")
+        return {"log": ["flaky"]}
+
+    g = StateGraph(State)
+    g.add_node("ok", ok)
+    g.add_node("flaky", flaky)
+    g.add_edge(START, "ok")
+    g.add_edge(START, "flaky")
+    graph = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "fail"}}
+    with pytest.raises(ValueError, match="first time"):
+        graph.invoke({"x": 0}, cfg)
+    failed = [t for t in graph.get_state(cfg).tasks if t.error]
+    assert [t.name for t in failed] == ["flaky"]
+    assert sorted(graph.invoke(None, cfg)["log"]) == ["flaky", "ok"]
+    assert calls == {"ok": 1, "flaky": 2}
+
+
+def test_retry_policy_retries_then_succeeds():
+    attempts = []
+
+    def shaky(state):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ConnectionError("network")
+        return {"x": 1}
+
+    g = StateGraph(State)
+    g.add_node("shaky", shaky, retry_policy=RetryPolicy(initial_interval=0.001, jitter=False))
+    g.add_edge(START, "shaky")
+    assert g.compile().invoke({"x": 0}) == {"x": 1, "log": []}
+    assert len(attempts) == 3
+
+
+def test_get_graph_names_nodes_and_edges():
+    drawn = chain().get_graph()
+    assert set(drawn.nodes) == {"__start__", "a", "b", "__end__"}
+    assert {(e.source, e.target) for e in drawn.edges} == {
+        ("__start__", "a"), ("a", "b"), ("b", "__end__")}
