@@ -251,3 +251,23 @@ async def test_async_savers_read_with_aload_history(tmp_path):
         history = await aload_history(app, config)
         assert history.head.next == ["review"] and history.head.interrupts
         assert "INTERRUPT in review" in LineageGraph(history).dot
+
+
+@pytest.mark.lesson("08_human_in_the_loop")
+def test_hitl_continue_after_a_breakpoint(saver_for):
+    rt, saver, _ = saver_for
+    from tests.test_viz_model import join_graph
+
+    app = join_graph(rt, saver)  # interrupt_before=["c"]
+    config = {"configurable": {"thread_id": f"pause-{uuid.uuid4().hex[:8]}"}}
+    app.invoke({"log": []}, config)
+    panel = HITLPanel(app, config)
+    assert panel.interrupts == [] and panel.paused_before == ["c"]
+    ui = panel.widget()
+    label, go = ui.children[0].children[0].children
+    assert label.value == "paused before c" and go.description == "continue"
+    go.click()
+    assert sorted(panel.last_result["log"]) == ["a", "b", "c"] and panel.paused_before == []
+    assert ui.children[0].children[0].value == "no pending interrupt"
+    with pytest.raises(ValueError, match="not paused"):
+        panel.proceed()

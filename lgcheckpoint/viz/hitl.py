@@ -68,6 +68,20 @@ class HITLPanel:
         self.lineage.refresh()
         return self.last_result
 
+    @property
+    def paused_before(self) -> list[str]:
+        """Nodes a static breakpoint (interrupt_before) stopped in front of: nothing to answer."""
+        head = self.lineage.history.head
+        return [] if head is None or self.interrupts else head.waiting
+
+    def proceed(self) -> Any:
+        """Continue a thread paused by a breakpoint: ``invoke(None, config)``."""
+        if not self.paused_before:
+            raise ValueError("the thread is not paused in front of a node")
+        self.last_result = self.graph.invoke(None, self.config)
+        self.lineage.refresh()
+        return self.last_result
+
     def __repr__(self) -> str:
         return f"HITLPanel({len(self.interrupts)} pending interrupt(s))"
 
@@ -88,9 +102,10 @@ class HITLPanel:
         lineage = self.lineage.widget()
         rows = w.VBox()
 
-        def answer(value: Any, interrupt_id: str):
+        def answer(value: Any, interrupt_id: str | None):
             try:
-                result = self.resume(value, interrupt_id)
+                result = self.resume(value, interrupt_id) if interrupt_id is not None \
+                    else self.proceed()
                 status.value = (f"resumed with {html.escape(short(value))}: "
                                 f"{html.escape(short(result, 120))}")
             except Exception as error:  # noqa: BLE001 - show the user, keep the panel alive
@@ -112,9 +127,15 @@ class HITLPanel:
             label = w.HTML(f"<code>{html.escape(asked)}</code>")
             return w.VBox([label, w.HBox(buttons), text])
 
+        def paused_row(nodes: list[str]):
+            go = w.Button(description="continue", button_style="primary")
+            go.on_click(lambda _: answer(None, None))
+            return w.HBox([w.HTML(f"paused before {html.escape(', '.join(nodes))}"), go])
+
         def draw():
-            pending = self.interrupts
-            rows.children = [row(i) for i in pending] or [w.HTML("no pending interrupt")]
+            rows.children = ([row(i) for i in self.interrupts]
+                             or ([paused_row(self.paused_before)] if self.paused_before else [])
+                             or [w.HTML("no pending interrupt")])
 
         draw()
         panel = viewer_box("HITLPanel", [rows, status, lineage])
