@@ -47,7 +47,7 @@ class Run:
     def __init__(self, lib: Lib, make_saver: SaverFactory | None, stack: contextlib.ExitStack):
         self.lib, self.log, self.calls = lib, [], Counter()
         self._make_saver = make_saver or in_memory
-        self._stack, self._saver = stack, None
+        self._stack, self._saver, self._loop, self.async_saver = stack, None, None, False
         self._touched: list[tuple[Any, Any]] = []  # (graph, thread_id) in order of first use
 
     def __getattr__(self, name: str) -> Any:
@@ -56,8 +56,21 @@ class Run:
     def saver(self) -> Any:
         """The run's one checkpointer (memory, SQLite or Postgres), created on first use."""
         if self._saver is None:
-            self._saver = self._stack.enter_context(self._make_saver(self.lib))
+            context = self._make_saver(self.lib)
+            self.async_saver = hasattr(context, "__aenter__")
+            if self.async_saver:  # entered and left on the run's one event loop
+                self._saver = self.run_async(context.__aenter__())
+                self._stack.callback(lambda: self.run_async(context.__aexit__(None, None, None)))
+            else:
+                self._saver = self._stack.enter_context(context)
         return self._saver
+
+    def run_async(self, coro) -> Any:
+        """Run a coroutine on the run's event loop (one loop, as async savers bind to theirs)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._stack.callback(self._loop.close)
+        return self._loop.run_until_complete(coro)
 
     def count(self, node: str) -> None:
         """Count a node's executions, to check that resuming does not re-run finished work."""
@@ -89,49 +102,68 @@ class Run:
         if thread is not None and (graph, thread) not in self._touched:
             self._touched.append((graph, thread))
 
+    # the verbs: each records under the same label whichever saver is used; with an async saver,
+    # reads go through the async twins (a sync call could not reach that saver's event loop)
+
     def invoke(self, graph, input, config=None, **kw):
         return self._call("invoke", graph, config, lambda: graph.invoke(input, config, **kw))
 
     def ainvoke(self, graph, input, config=None, **kw):
-        return self._call(
-            "ainvoke", graph, config, lambda: asyncio.run(graph.ainvoke(input, config, **kw))
-        )
+        fn = lambda: self.run_async(graph.ainvoke(input, config, **kw))
+        return self._call("ainvoke", graph, config, fn)
 
     def stream(self, graph, input, config=None, **kw):
-        label = f"stream {kw}"
-        return self._call(label, graph, config, lambda: list(graph.stream(input, config, **kw)))
+        fn = lambda: list(graph.stream(input, config, **kw))
+        return self._call(f"stream {kw}", graph, config, fn)
 
     def astream(self, graph, input, config=None, **kw):
-        async def collect():
-            return [chunk async for chunk in graph.astream(input, config, **kw)]
-
-        return self._call(f"astream {kw}", graph, config, lambda: asyncio.run(collect()))
+        fn = lambda: self.run_async(collect(graph.astream(input, config, **kw)))
+        return self._call(f"astream {kw}", graph, config, fn)
 
     def get_state(self, graph, config, **kw):
-        return self._call(f"get_state {kw}", graph, config, lambda: graph.get_state(config, **kw))
+        if self.async_saver:
+            fn = lambda: self.run_async(graph.aget_state(config, **kw))
+        else:
+            fn = lambda: graph.get_state(config, **kw)
+        return self._call(f"get_state {kw}", graph, config, fn)
 
     def history(self, graph, config, **kw):
-        fn = lambda: list(graph.get_state_history(config, **kw))
+        if self.async_saver:
+            fn = lambda: self.run_async(collect(graph.aget_state_history(config, **kw)))
+        else:
+            fn = lambda: list(graph.get_state_history(config, **kw))
         return self._call(f"get_state_history {kw}", graph, config, fn)
 
     def update_state(self, graph, config, values, as_node=None):
-        fn = lambda: graph.update_state(config, values, as_node=as_node)
+        if self.async_saver:
+            fn = lambda: self.run_async(graph.aupdate_state(config, values, as_node=as_node))
+        else:
+            fn = lambda: graph.update_state(config, values, as_node=as_node)
         return self._call(f"update_state as_node={as_node}", graph, config, fn)
 
     def finish(self) -> Record:
         """Append each touched thread's final state and history, and the saver's content."""
         for graph, thread in self._touched:
-            if getattr(graph, "checkpointer", None) is None:
-                continue
-            config = {"configurable": {"thread_id": thread}}
-            self.get_state(graph, config, subgraphs=True)
-            self.history(graph, config)
+            if getattr(graph, "checkpointer", None) is not None:
+                self.get_state(graph, {"configurable": {"thread_id": thread}}, subgraphs=True)
+                self.history(graph, {"configurable": {"thread_id": thread}})
         if self.calls:
             self.log.append(("node calls", dict(self.calls)))
         if self._saver is not None:
             threads = list(dict.fromkeys(thread for _, thread in self._touched))
-            self.log.append(("saver content", dump_saver(self._saver, threads)))
+            self.log.append(("saver content", dump_saver(self.list_thread, threads)))
         return self.log
+
+    def list_thread(self, thread: str) -> list:
+        """Every CheckpointTuple the saver holds for ``thread`` (all namespaces)."""
+        config = {"configurable": {"thread_id": thread}}
+        if self.async_saver:
+            return self.run_async(collect(self._saver.alist(config)))
+        return list(self._saver.list(config))
+
+
+async def collect(aiter) -> list:
+    return [item async for item in aiter]
 
 
 class Raised:
@@ -154,11 +186,11 @@ def raised_by_scenario(exc: BaseException) -> bool:
     return tb is not None and os.sep + "differential" + os.sep in tb.tb_frame.f_code.co_filename
 
 
-def dump_saver(saver: Any, threads: list[Any]) -> list[dict]:
+def dump_saver(list_thread: Callable[[str], list], threads: list[str]) -> list[dict]:
     """Every checkpoint of the given threads, namespaces in order of creation, oldest first."""
     out = []
     for thread in threads:
-        tuples = list(saver.list({"configurable": {"thread_id": thread}}))
+        tuples = list_thread(thread)
         by_ns: dict[str, list] = {}
         for t in sorted(tuples, key=lambda t: t.checkpoint["id"]):
             by_ns.setdefault(t.config["configurable"].get("checkpoint_ns", ""), []).append(t)

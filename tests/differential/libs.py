@@ -22,6 +22,8 @@ NAMES: dict[str, tuple[str, str]] = {
     "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
     "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),
     "PostgresSaver": ("checkpoint.postgres", "PostgresSaver"),
+    "AsyncSqliteSaver": ("checkpoint.sqlite.aio", "AsyncSqliteSaver"),
+    "AsyncPostgresSaver": ("checkpoint.postgres.aio", "AsyncPostgresSaver"),
     "get_stream_writer": ("config", "get_stream_writer"),
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),

@@ -405,3 +405,13 @@ def subgraph_invoked_in_node(lib: Run):
     lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
     lib.get_state(graph, cfg, subgraphs=True)
     lib.invoke(graph, lib.Command(resume="fine"), cfg)
+
+
+@scenario
+def async_fork_and_replay(lib: Run):
+    graph, cfg = three_step_graph(lib), thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)
+    old = checkpoint_at_step(lib, graph, cfg, 1)
+    forked = lib.update_state(graph, old, {"trail": ["edited"]})
+    lib.ainvoke(graph, None, forked)
+    lib.astream(graph, None, old, stream_mode="updates")  # replay from the original step 1

@@ -4,7 +4,9 @@ Issue 3 scenarios are compared with LangGraph + InMemorySaver: the saver must no
 observes. Issue 4 scenarios are compared with LangGraph on the same kind of saver, because there
 LangGraph's own savers differ from each other (two interrupts in one node: InMemorySaver keeps
 every answer in the ``__resume__`` write, SqliteSaver and PostgresSaver keep the first one).
-Async scenarios use LangGraph + InMemorySaver, as LangGraph's sync savers cannot serve ainvoke.
+Async scenarios use LangGraph + InMemorySaver there, as LangGraph's sync savers cannot serve
+ainvoke; they also run on the async savers (AsyncSqliteSaver, AsyncPostgresSaver) against
+LangGraph's async saver of the same kind.
 """
 
 import contextlib
@@ -17,6 +19,7 @@ from tests.differential.scenarios_issue3 import ISSUE3
 from tests.differential.scenarios_issue4 import ISSUE4
 
 CORE = [name for name in ISSUE3 if name != "no_checkpointer"]
+ASYNC = {name: fn for name, fn in {**ISSUE3, **ISSUE4}.items() if name.startswith("async")}
 TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
 
 
@@ -25,6 +28,18 @@ def fresh_postgres(lib, uri):
     """The library's PostgresSaver on the session database, emptied so threads do not collide."""
     with lib.PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
+        import psycopg
+
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(f"TRUNCATE {TABLES}")
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def fresh_async_postgres(lib, uri):
+    """The library's AsyncPostgresSaver on the session database, emptied first."""
+    async with lib.AsyncPostgresSaver.from_conn_string(uri) as saver:
+        await saver.setup()
         import psycopg
 
         with psycopg.connect(uri, autocommit=True) as conn:
@@ -54,3 +69,19 @@ def test_issue4_on_saver_same_as_langgraph_same_saver(name, saver_factory):
     if "async" in name:  # LangGraph's SqliteSaver and PostgresSaver have no async methods
         reference = None
     assert_same(name, record(scenario, LANGGRAPH, reference), record(scenario, OURS, saver_factory))
+
+
+@pytest.fixture(params=["aio-sqlite", "aio-postgres"])
+def async_saver_factory(request):
+    """A factory for one kind of async saver (an async context manager), taking the library."""
+    if request.param == "aio-sqlite":
+        path = request.getfixturevalue("sqlite_path")
+        return lambda lib: lib.AsyncSqliteSaver.from_conn_string(f"{path}.{lib.name}")
+    uri = request.getfixturevalue("postgres_uri")
+    return lambda lib: fresh_async_postgres(lib, uri)
+
+
+@pytest.mark.parametrize("name", list(ASYNC))
+def test_async_on_async_saver_same_as_langgraph(name, async_saver_factory):
+    scenario, factory = ASYNC[name], async_saver_factory
+    assert_same(name, record(scenario, LANGGRAPH, factory), record(scenario, OURS, factory))
