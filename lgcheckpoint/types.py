@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence
+from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
 from xxhash import xxh3_128_hexdigest
 
@@ -39,8 +39,11 @@ class Send:
         return f"Send(node={self.node!r}, arg={self.arg!r})"
 
 
+N = TypeVar("N")  # the node names a Command may go to, for Command[Literal["a", "b"]]
+
+
 @dataclass
-class Command:
+class Command(Generic[N]):
     """What a node (or a caller) wants next: update state, go to nodes, resume an interrupt."""
 
     graph: str | None = None  # None = this graph, Command.PARENT = the enclosing graph
