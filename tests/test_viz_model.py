@@ -160,6 +160,9 @@ def test_player_frames(full):
     dot = player.frame_dot(3)
     assert '"work" [fillcolor="#fca5a5"]' in dot and '"review" [color="#2563eb", penwidth=2.5]' in dot
     assert "INTERRUPT" in player.frame_text(3)
+    static = SuperStepPlayer(full.app, full.config, index=3)._repr_mimebundle_()
+    assert static["text/plain"] == "SuperStepPlayer(4 frames, showing 4)"
+    assert "<svg" in static["text/html"] and "frame 4/4: c6 step 2 (update)" in static["text/html"]
     head = SuperStepPlayer(full.saver, full.config)  # no graph: topology from the writes
     assert [f.step.key for f in head.frames] == ["c0", "c1", "c2", "c6"]
     assert ("work", "review", False) in head.topology.edges

@@ -79,6 +79,10 @@ class SuperStepPlayer(DotView):
             svg = missing_engine_html(error)
         return f"<div>{svg}<pre>{html.escape(self.frame_text(index))}</pre></div>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Statically, one frame: the drawing and the frame's text under it."""
+        return {"text/html": self.frame_html(self.index), "text/plain": repr(self)}
+
     def __repr__(self) -> str:
         return f"SuperStepPlayer({len(self.frames)} frames, showing {self.index + 1})"
 
