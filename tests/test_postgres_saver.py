@@ -4,6 +4,7 @@ database, blob sharing, filter-key injection, the errors a user meets, and concu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import operator
 import threading
 import uuid
@@ -22,7 +23,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lgcheckpoint.checkpoint.base import empty_checkpoint
 from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
-from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError
+from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError, UnsafeTypeError
 
 pytestmark = pytest.mark.postgres
 
@@ -331,6 +332,22 @@ def test_corrupt_rows_raise_invalid_checkpoint_naming_the_row(saver):
     saver.conn.execute("UPDATE checkpoint_writes SET blob = '\\xc1'::bytea WHERE thread_id = 'bad'")
     with pytest.raises(InvalidCheckpointError, match="write to 'out' by task 'task-1'"):
         saver.get_tuple(cfg("bad"))
+
+
+@dataclasses.dataclass
+class Secret:
+    token: str
+
+
+def test_a_type_not_allowed_is_refused_naming_the_row(saver, postgres_uri):
+    """LangGraph writes any class; our serializer builds only allow-listed ones, and says which row."""
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        checkpoint = make_checkpoint(box=Secret("x"))
+        lg.put(cfg("unsafe"), checkpoint, {}, checkpoint["channel_versions"])
+    with pytest.raises(UnsafeTypeError, match=r"(?s)channel 'box' of thread 'unsafe'.*Secret"):
+        saver.get_tuple(cfg("unsafe"))
+    allowed = saver.with_allowlist([(__name__, "Secret")])
+    assert allowed.get_tuple(cfg("unsafe")).checkpoint["channel_values"] == {"box": Secret("x")}
 
 
 @pytest.mark.parametrize("metadata", [{"k\x00": 1}, {"nested": {"v": "a\x00"}}, {"x": float("nan")}, {"o": object()}])
