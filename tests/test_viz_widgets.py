@@ -271,3 +271,23 @@ def test_hitl_continue_after_a_breakpoint(saver_for):
     assert ui.children[0].children[0].value == "no pending interrupt"
     with pytest.raises(ValueError, match="not paused"):
         panel.proceed()
+
+
+@pytest.mark.lesson("11_subgraphs")
+def test_hitl_answers_an_interrupt_raised_inside_a_subgraph(saver_for):
+    rt, saver, _ = saver_for
+    from tests.viz_helpers import SubState
+
+    sub = rt.StateGraph(SubState)
+    sub.add_node("ask", lambda s: {"verdict": rt.interrupt("ok?")})
+    sub.add_edge(rt.START, "ask")
+    g = rt.StateGraph(SubState)
+    g.add_node("outer", sub.compile())
+    g.add_edge(rt.START, "outer")
+    app = g.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": f"sub-{uuid.uuid4().hex[:8]}"}}
+    app.invoke({"verdict": ""}, config)
+    panel = HITLPanel(app, config)
+    assert [i.value for i in panel.interrupts] == ["ok?"]
+    assert len(panel.lineage.history.subgraphs) == 1  # the subgraph saved its own checkpoints
+    assert panel.resume("yes") == {"verdict": "yes"} and panel.interrupts == []
