@@ -372,3 +372,55 @@ def misuse_errors(lib: Run):
     g.add_node("a", visit("a", lib))
     g.add_edge(lib.START, "a")
     lib.get_state(g.compile(), thread())  # no checkpointer to read from
+
+
+@scenario
+def builder_shortcuts(lib: Run):
+    g = lib.StateGraph(Trail)
+    g.add_sequence([("a", visit("a", lib)), ("b", visit("b", lib))])  # a -> b
+    g.add_node("c", visit("c", lib))
+    g.add_edge("b", "c")
+    g.set_entry_point("a")
+    g.set_finish_point("c")
+    lib.invoke(g.compile(checkpointer=lib.saver()), {"trail": []}, thread())
+
+
+@scenario
+def conditional_entry(lib: Run):
+    g = lib.StateGraph(Trail)
+    for name in "ab":
+        g.add_node(name, visit(name, lib))
+    g.add_conditional_edges(lib.START, lambda s: "b" if s["n"] > 0 else "a")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": [], "n": 0}, thread("t1"))
+    lib.invoke(graph, {"trail": [], "n": 1}, thread("t2"))
+
+
+@scenario
+def odd_node_returns(lib: Run):
+    def nothing(state):
+        lib.count("nothing")  # returns None: no update, but the step still happens
+
+    def unknown_key(state):
+        return {"trail": ["k"], "not_in_schema": 1}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("nothing", nothing)
+    g.add_node("unknown_key", unknown_key)
+    g.add_edge(lib.START, "nothing")
+    g.add_edge("nothing", "unknown_key")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, thread("t1"))
+
+    g2 = lib.StateGraph(Trail)
+    g2.add_node("text", lambda s: "not a dict")
+    g2.add_edge(lib.START, "text")
+    lib.invoke(g2.compile(checkpointer=lib.saver()), {"trail": []}, thread("t2"))
+
+
+@scenario
+def bad_input(lib: Run):
+    graph = counting_graph(lib, PydanticState)
+    lib.invoke(graph, {"n": "not a number"}, thread("t1"))  # pydantic rejects it
+    lib.invoke(two_step_graph(lib), {"nope": 1}, thread("t2"))  # no known key in the input
+    lib.update_state(two_step_graph(lib), thread("t3"), {"n": 1}, as_node="no_such_node")

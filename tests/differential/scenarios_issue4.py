@@ -4,7 +4,11 @@ subgraphs. Same contract as ``scenarios_issue3.py``: ``scenario(lib)`` drives re
 
 from __future__ import annotations
 
+import operator
 import time
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, registry
 from tests.differential.scenarios_issue3 import Trail, thread, visit
@@ -415,3 +419,83 @@ def async_fork_and_replay(lib: Run):
     forked = lib.update_state(graph, old, {"trail": ["edited"]})
     lib.ainvoke(graph, None, forked)
     lib.astream(graph, None, old, stream_mode="updates")  # replay from the original step 1
+
+
+@scenario
+def interrupt_before_everything(lib: Run):
+    graph = three_step_graph(lib, interrupt_before="*")
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    for _ in range(3):
+        lib.invoke(graph, None, cfg)
+
+
+@scenario
+def command_resume_with_update(lib: Run):
+    graph, cfg = ask_graph(lib), thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="ada", update={"n": 9}), cfg)
+
+
+@scenario
+def replay_an_interrupted_step(lib: Run):
+    graph, cfg = ask_graph(lib), thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="first"), cfg)
+    before_ask = checkpoint_at_step(lib, graph, cfg, 0)
+    lib.invoke(graph, None, before_ask)  # ask runs again from there: a new interrupt
+    lib.invoke(graph, lib.Command(resume="second"), cfg)  # answered on the new branch
+
+
+class ChildState(TypedDict, total=False):
+    trail: Annotated[list[str], operator.add]
+    private: str  # only the child has it
+
+
+@scenario
+def subgraph_with_own_schema(lib: Run):
+    def think(state):
+        return {"private": "secret", "trail": ["think"]}
+
+    def speak(state):
+        return {"trail": [f"speak {state['private']}"]}
+
+    sub = lib.StateGraph(ChildState)
+    sub.add_node("think", think)
+    sub.add_node("speak", speak)
+    sub.add_edge(lib.START, "think")
+    sub.add_edge("think", "speak")
+    g = lib.StateGraph(Trail)
+    g.add_node("child", sub.compile())
+    g.add_edge(lib.START, "child")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.stream(graph, {"trail": [], "n": 1}, thread(), stream_mode="values", subgraphs=True)
+
+
+@scenario
+def nested_subgraph_interrupt(lib: Run):
+    grandchild = child_graph(lib, ask=True)
+    mid = lib.StateGraph(Trail)
+    mid.add_node("grandchild", grandchild)
+    mid.add_node("mid_after", visit("mid_after", lib))
+    mid.add_edge(lib.START, "grandchild")
+    mid.add_edge("grandchild", "mid_after")
+    graph = parent_graph(lib, mid.compile())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    top = lib.get_state(graph, cfg, subgraphs=True)
+    lib.get_state(graph, top.tasks[0].state.config)  # read the child's own checkpoint
+    lib.stream(graph, lib.Command(resume="deep"), cfg, stream_mode="updates", subgraphs=True)
+
+
+@scenario
+def send_to_subgraph(lib: Run):
+    sub = lib.StateGraph(Trail)
+    sub.add_node("work", lambda s: {"trail": [f"work on {s['n']}"]})
+    sub.add_edge(lib.START, "work")
+    g = lib.StateGraph(Trail)
+    g.add_node("child", sub.compile())
+    g.add_conditional_edges(
+        lib.START, lambda s: [lib.Send("child", {"n": i, "trail": []}) for i in (1, 2)]
+    )
+    lib.invoke(g.compile(checkpointer=lib.saver()), {"trail": []}, thread())
