@@ -59,11 +59,18 @@ class Recorder:
         self.fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.kill_at, self.events, self.lock = kill_at, 0, threading.Lock()
 
-    def tick(self, *_: Any) -> None:
+    def tick(self, where: Any = "node") -> None:
+        """One more event; at the chosen one, log where we are and die (now, or a moment later)."""
         with self.lock:
             self.events += 1
-            if self.events == self.kill_at:
+            if self.events != self.kill_at:
+                return
+            # odd kill points die up to 3 ms later, while the statement is in flight
+            delay = (self.kill_at % 7) / 2000 if self.kill_at % 2 else 0.0
+            self.log(kind="kill", at=str(where).strip()[:60], delay=delay)
+            if not delay:
                 os.kill(os.getpid(), signal.SIGKILL)
+            threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
 
     def log(self, **fields: Any) -> None:
         os.write(self.fd, (json.dumps(fields) + "\n").encode())
@@ -78,10 +85,10 @@ def node(name: str, hold: str | None) -> Any:
     """A node that logs its call, then updates the state (fan-out nodes only append to log)."""
 
     def run(state: State, config: dict) -> dict:
-        REC.tick()
+        REC.tick(f"node {name}, not yet logged")
         REC.log(kind="run", node=name, task=config["configurable"].get("__lg_task_id"),
                 value=state["value"], pid=os.getpid())
-        REC.tick()
+        REC.tick(f"node {name}, logged")
         if name == hold:
             time.sleep(60)  # the harness kills us here
         if name in FAN_OUT:
@@ -140,16 +147,16 @@ def open_saver(job: Job) -> Any:
     from lgcheckpoint.checkpoint.postgres import PostgresSaver
 
     class CountingCursor(psycopg.Cursor):
-        def execute(self, *args: Any, **kwargs: Any) -> Any:
-            REC.tick()
-            result = super().execute(*args, **kwargs)
-            REC.tick()
+        def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            REC.tick(query)
+            result = super().execute(query, *args, **kwargs)
+            REC.tick(f"after {query}")
             return result
 
-        def executemany(self, *args: Any, **kwargs: Any) -> Any:
-            REC.tick()
-            result = super().executemany(*args, **kwargs)
-            REC.tick()
+        def executemany(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            REC.tick(query)
+            result = super().executemany(query, *args, **kwargs)
+            REC.tick(f"after {query}")
             return result
 
     conn = psycopg.Connection.connect(job["target"], autocommit=True, prepare_threshold=0,

@@ -122,8 +122,22 @@ class Trial:
         assert not order_problems(history, task_node), f"{where}: {order_problems(history, task_node)}"
         assert not lost, f"{where}: acknowledged or committed but gone: {lost}"
         assert not re_executed, f"{where}: ran again although its writes were saved: {re_executed}"
+        kills = [e for e in log if e["kind"] == "kill"]
+        where = [kill_place(e["at"]) for e in kills]
         return {"re_executed": len(re_executed), "lost": len(lost),
-                "redone": len(runs) - len(crash_child.NODES), "kills": self.kills}
+                "redone": len(runs) - len(crash_child.NODES), "kills": self.kills,
+                "in_nodes": where.count("node"), "in_reads": where.count("read"),
+                "in_writes": where.count("write"),
+                "at_commit": sum(e["at"].upper().startswith("COMMIT") for e in kills),
+                "in_flight": sum(bool(e["delay"]) for e in kills)}
+
+
+def kill_place(at: str) -> str:
+    """Where a kill landed: in a node, in a read, or in a write (BEGIN .. INSERT .. COMMIT)."""
+    statement = at.upper().removeprefix("AFTER ").lstrip()
+    if at.startswith("node"):
+        return "node"
+    return "read" if statement.startswith(("SELECT", "PRAGMA")) else "write"
 
 
 def order_problems(history: list[Any], task_node: dict[str, str]) -> list[str]:
@@ -186,10 +200,12 @@ def test_kill_anywhere_then_resume(kind, mode, runners, tmp_path, request):
     with ThreadPoolExecutor(WORKERS) as pool:
         results = list(pool.map(one, range(TRIALS)))
     total = {k: sum(r[k] for r in results) for k in results[0]}
-    record(f"crash-resume {kind} {mode}: {TRIALS}/{TRIALS} ok, kills {total['kills']}, "
-           f"re-executed {total['re_executed']}, lost {total['lost']}, "
-           f"redone (uncommitted work run again) {total['redone']}, "
-           f"{reference['events']} kill points per run")
+    record(f"crash-resume {kind} {mode}: {TRIALS}/{TRIALS} ok, re-executed {total['re_executed']},"
+           f" lost {total['lost']}; processes killed {total['kills']} (kill points hit: in nodes "
+           f"{total['in_nodes']}, reads "
+           f"{total['in_reads']}, writes {total['in_writes']} of which at COMMIT "
+           f"{total['at_commit']}; {total['in_flight']} of all 0.5-3 ms late, in flight); redone "
+           f"(uncommitted work run again) {total['redone']}; {reference['events']} kill points/run")
 
 
 def kill_mid_step(kind: str, mode: str, runner: ChildRunner, tmp_path: Any, request: Any,
