@@ -244,7 +244,8 @@ class PregelLoop:
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
             updated_channels=self.updated_channels)
-        self.config[CONF]["__lg_checkpoint_id"] = self.checkpoint["id"]  # subgraphs' parent
+        # what a task's config says about where it runs (read by subgraphs and node metadata)
+        self.config[CONF].update(__lg_checkpoint_id=self.checkpoint["id"], __lg_step=self.step)
         if self.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 

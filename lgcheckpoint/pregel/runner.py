@@ -41,11 +41,16 @@ def node_args(task: Task, fn: Callable, value: Any, wants_config: bool, wants_wr
 def task_config(task: Task) -> dict:
     """The config a node sees: the run's config plus where this task runs."""
     conf = task.config["configurable"]
+    ns = conf.get("checkpoint_ns", "")
     return {**task.config, "metadata": {
-        **task.config.get("metadata", {}), "langgraph_step": conf.get("__lg_step"),
-        "langgraph_node": task.name, "langgraph_triggers": task.triggers,
-        "langgraph_path": task.path[:3], "langgraph_checkpoint_ns": task.ns},
-        "configurable": {**conf, "checkpoint_ns": task.ns, "__lg_task_id": task.id}}
+        **task.config.get("metadata", {}), "thread_id": conf.get("thread_id"),
+        "langgraph_step": conf.get("__lg_step"), "langgraph_node": task.name,
+        "langgraph_triggers": task.triggers, "langgraph_path": task.path[:3],
+        "langgraph_checkpoint_ns": task.ns},
+        "configurable": {**conf, "checkpoint_ns": task.ns, "checkpoint_id": None,
+                         "checkpoint_map": {**conf.get("checkpoint_map", {}),
+                                            ns: conf.get("__lg_checkpoint_id")},
+                         "__lg_task_id": task.id}}
 
 
 def node_input(task: Task) -> Any:
