@@ -4,6 +4,7 @@ threads and processes, filter-key injection, and the errors a user meets."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import operator
 import sqlite3
 import subprocess
@@ -14,6 +15,7 @@ from typing import Annotated, TypedDict
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver as LGSqliteSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
 
 from lgcheckpoint.checkpoint.base import empty_checkpoint
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
@@ -45,6 +47,17 @@ def put_chain(saver, thread_id: str = "t", ns: str = "", n: int = 3, **meta) -> 
     return saved
 
 
+def plain(value):
+    """Only what must differ: a LangGraph dataclass (e.g. Interrupt) vs ours becomes (name, fields)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return type(value).__name__, {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
 def count(path: str, table: str = "checkpoints") -> int:
     with sqlite3.connect(path) as conn:
         return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
@@ -56,7 +69,7 @@ class State(TypedDict):
 
 
 def langgraph_graph():
-    """A small graph with a fan-out (several writes per step) and a subgraph (a second namespace)."""
+    """A fan-out (several writes per step), a subgraph (a second namespace) and an interrupt."""
     inner = StateGraph(State)
     inner.add_node("inner", lambda s: {"log": ["inner"]})
     inner.add_edge(START, "inner")
@@ -65,7 +78,8 @@ def langgraph_graph():
     g.add_node("b", lambda s: {"n": s["n"] * 2, "log": ["b"]})
     g.add_node("c", lambda s: {"log": ["c"]})
     g.add_node("sub", inner.compile())
-    for edge in [(START, "a"), ("a", "b"), ("a", "c"), ("b", "sub"), ("sub", END)]:
+    g.add_node("ask", lambda s: {"log": [interrupt({"question": "go on?"})]})
+    for edge in [(START, "a"), ("a", "b"), ("a", "c"), ("b", "sub"), ("sub", "ask"), ("ask", END)]:
         g.add_edge(*edge)
     return g
 
@@ -76,20 +90,21 @@ def test_reads_a_thread_langgraph_wrote(sqlite_path):
         graph = langgraph_graph().compile(checkpointer=lg, interrupt_before=["sub"])
         for thread in ("t1", "t2"):
             graph.invoke({"n": 1, "log": []}, cfg(thread))
-        graph.invoke(None, cfg("t1"))  # resume past the interrupt: subgraph checkpoints appear
-        theirs = list(lg.list(None))
+        graph.invoke(None, cfg("t1"))  # past interrupt_before: subgraph checkpoints, then interrupt()
+        graph.invoke(Command(resume="yes"), cfg("t1"))  # __resume__ and __interrupt__ writes
+        theirs = plain(list(lg.list(None)))
         their_latest = lg.get_tuple(cfg("t1"))
-        their_filtered = list(lg.list(cfg("t1"), filter={"source": "loop", "step": 1}))
+        their_gets = plain([lg.get_tuple(t.config) for t in list(lg.list(None))])
+        their_filtered = plain(list(lg.list(cfg("t1"), filter={"source": "loop", "step": 1})))
     with SqliteSaver.from_conn_string(sqlite_path) as ours:
         mine = list(ours.list(None))
-        assert [tuple(t) for t in mine] == [tuple(t) for t in theirs]
+        assert plain(mine) == theirs
         assert len({t.config["configurable"]["checkpoint_ns"] for t in mine}) == 2
-        assert any(t.pending_writes for t in mine) and any(t.parent_config for t in mine)
-        assert tuple(ours.get_tuple(cfg("t1"))) == tuple(their_latest)
-        for t in theirs:  # every checkpoint by its id, with the caller's config echoed back
-            assert tuple(ours.get_tuple(t.config)) == tuple(t)
-        assert [tuple(t) for t in ours.list(cfg("t1"), filter={"source": "loop", "step": 1})] == [
-            tuple(t) for t in their_filtered]
+        channels = {w[1] for t in mine for w in t.pending_writes}
+        assert {"__interrupt__", "__resume__"} <= channels and any(t.parent_config for t in mine)
+        assert plain(ours.get_tuple(cfg("t1"))) == plain(their_latest)
+        assert plain([ours.get_tuple(t.config) for t in mine]) == their_gets  # the caller's config echoed
+        assert plain(list(ours.list(cfg("t1"), filter={"source": "loop", "step": 1}))) == their_filtered
         # and we can continue their thread: our versions sort after theirs
         latest = their_latest.checkpoint["channel_versions"]["n"]
         assert ours.get_next_version(latest, None) > latest
