@@ -48,7 +48,7 @@ class Job(TypedDict, total=False):
     log: str  # the external log file
     kill_at: int  # SIGKILL this process at this event (0: never)
     hold: str  # a node that sleeps until the harness kills the process
-    forget_writes: bool  # a broken saver that loads checkpoints without their pending writes
+    sabotage: str  # a broken saver, to show the checks see it: "forget_pending" | "drop_writes"
 
 
 # --- events and the external log ---------------------------------------------------------------
@@ -112,13 +112,15 @@ def build_graph(checkpointer: Any = None, hold: str | None = None) -> Any:
 
 
 # --- savers that report what they acknowledged ----------------------------------------------------
-def acked(saver_cls: type, forget_writes: bool = False) -> type:
+def acked(saver_cls: type, sabotage: str = "") -> type:
     """The saver class, plus an fsync'd log line after every put/put_writes that returned."""
 
     class Acked(saver_cls):
         def get_tuple(self, config):
             found = super().get_tuple(config)
-            return found._replace(pending_writes=[]) if found and forget_writes else found
+            if found and sabotage == "forget_pending":
+                return found._replace(pending_writes=[])
+            return found
 
         def put(self, config, checkpoint, metadata, new_versions):
             saved = super().put(config, checkpoint, metadata, new_versions)
@@ -126,6 +128,8 @@ def acked(saver_cls: type, forget_writes: bool = False) -> type:
             return saved
 
         def put_writes(self, config, writes, task_id, task_path=""):
+            if sabotage == "drop_writes":
+                return
             super().put_writes(config, writes, task_id, task_path)
             REC.log(kind="ack", verb="put_writes", task=task_id,
                     checkpoint=config["configurable"]["checkpoint_id"])
@@ -141,7 +145,7 @@ def open_saver(job: Job) -> Any:
 
         conn = sqlite3.connect(job["target"], check_same_thread=False, timeout=30)
         conn.set_trace_callback(REC.tick)  # called before each statement runs
-        return acked(SqliteSaver, job.get("forget_writes", False))(conn)
+        return acked(SqliteSaver, job.get("sabotage", ""))(conn)
     import psycopg
 
     from lgcheckpoint.checkpoint.postgres import PostgresSaver
@@ -161,7 +165,7 @@ def open_saver(job: Job) -> Any:
 
     conn = psycopg.Connection.connect(job["target"], autocommit=True, prepare_threshold=0,
                                       cursor_factory=CountingCursor)
-    return acked(PostgresSaver, job.get("forget_writes", False))(conn)
+    return acked(PostgresSaver, job.get("sabotage", ""))(conn)
 
 
 def run_job(job: Job) -> None:
@@ -197,9 +201,10 @@ def serve() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--serve":
-        import lgcheckpoint.checkpoint.postgres  # noqa: F401 - imported once, before any fork
-        import lgcheckpoint.checkpoint.sqlite  # noqa: F401
+        import lgcheckpoint.checkpoint.postgres
+        import lgcheckpoint.checkpoint.sqlite
 
+        assert lgcheckpoint.checkpoint.postgres and lgcheckpoint.checkpoint.sqlite  # pre-imported
         serve()
     else:
         run_job(json.loads(sys.argv[1]))

@@ -183,7 +183,9 @@ class Store:
 
     def counts(self, thread_id: str | None = None) -> dict[str, int]:
         """Rows per table (a thread's, or all): compare before and after a refused call."""
-        tables = ["checkpoints", "writes"] + (["checkpoint_blobs"] if self.kind == "postgres" else [])
+        tables = ["checkpoints", "writes"]
+        if self.kind == "postgres":
+            tables.append("checkpoint_blobs")
         return {t: self.count(t, thread_id) for t in tables}
 
 

@@ -104,8 +104,10 @@ def test_update_state_of_an_unknown_checkpoint(env):
 
 
 # --- configs -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("config", [{}, {"configurable": {}}, {"configurable": {"thread_id": None}}],
-                         ids=["empty", "no thread_id", "thread_id None"])
+NO_THREAD = [{}, {"configurable": {}}, {"configurable": {"thread_id": None}}]
+
+
+@pytest.mark.parametrize("config", NO_THREAD, ids=["empty", "no thread_id", "thread_id None"])
 def test_run_without_a_thread_id(env, config):
     refused(env, lambda: env.graph.invoke({"value": 1, "log": []}, config), ValueError,
             "thread_id")

@@ -54,7 +54,8 @@ def verify(kind: str, target: str, prefix: str, acked: set, errors: list, runs: 
             assert not tree_problems(history), (thread_id, tree_problems(history)[:3])
             if "-own-" in thread_id:  # one writer: one chain
                 assert not chain_problems(history), (thread_id, chain_problems(history)[:3])
-    return f"{runs} runs, {puts} puts + {len(acked) - puts} put_writes acknowledged, 0 lost, 0 errors"
+    return (f"{runs} runs, {puts} puts + {len(acked) - puts} put_writes acknowledged, "
+            "0 lost, 0 errors")
 
 
 def tree_problems(history: list[Any]) -> list[str]:

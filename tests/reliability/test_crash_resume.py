@@ -72,12 +72,12 @@ class Trial:
         self.kills = 0
         self.committed_at_start: list[set] = []  # per process: (checkpoint, task) writes committed
         self.checkpoints_at_kills: set[str] = set()
-        self.forget_writes = False  # True only to show that the checks catch a broken saver
+        self.sabotage = ""  # only to show that the checks catch a broken saver
 
     def job(self, kill_at: int, hold: str | None = None) -> dict:
         return {"saver": self.kind, "target": self.target, "thread_id": self.thread_id,
                 "durability": self.mode, "log": self.log, "kill_at": kill_at, "hold": hold,
-                "forget_writes": self.forget_writes}
+                "sabotage": self.sabotage}
 
     def run(self, runner: ChildRunner, kill_points: list[int], until: Any = None,
             hold: str | None = None) -> None:
@@ -119,7 +119,7 @@ class Trial:
         assert not chain_problems(history), f"{where}: {chain_problems(history)}"
         assert self.store.integrity() == "ok", where
         assert self.store.orphan_writes(self.thread_id) == 0, f"{where}: writes without checkpoint"
-        assert not order_problems(history, task_node), f"{where}: {order_problems(history, task_node)}"
+        assert not (bad := order_problems(history, task_node)), f"{where}: {bad}"
         assert not lost, f"{where}: acknowledged or committed but gone: {lost}"
         assert not re_executed, f"{where}: ran again although its writes were saved: {re_executed}"
         kills = [e for e in log if e["kind"] == "kill"]
@@ -209,13 +209,13 @@ def test_kill_anywhere_then_resume(kind, mode, runners, tmp_path, request):
 
 
 def kill_mid_step(kind: str, mode: str, runner: ChildRunner, tmp_path: Any, request: Any,
-                  forget_writes: bool = False) -> tuple[Trial, dict]:
+                  sabotage: str = "") -> tuple[Trial, dict]:
     """Run until b1's and b2's writes are acknowledged while b3 sleeps, SIGKILL, resume."""
     target = target_for(kind, tmp_path, "mid-step", request)
     reference = reference_run(runner, kind, target, mode, str(tmp_path / "mid-ref.log"))
-    trial = Trial(kind, target, mode, f"mid-step-{mode}-{forget_writes}",
+    trial = Trial(kind, target, mode, f"mid-step-{mode}-{sabotage}",
                   str(tmp_path / "mid-step.log"))
-    trial.forget_writes = forget_writes
+    trial.sabotage = sabotage
 
     def siblings_saved() -> int | None:
         """The child's pid once b1's and b2's writes are acknowledged and b3 is running."""
@@ -246,6 +246,18 @@ def test_kill_mid_step_after_siblings_wrote(kind, mode, runners, tmp_path, reque
 def test_checks_catch_a_saver_that_forgets_saved_writes(runners, tmp_path, request):
     """The harness is not blind: a saver that loads no pending writes makes b1/b2 run again."""
     trial, reference = kill_mid_step("sqlite", "sync", runners[0], tmp_path, request,
-                                     forget_writes=True)
+                                     sabotage="forget_pending")
     with pytest.raises(AssertionError, match="ran again although its writes were saved"):
+        trial.check(reference)
+
+
+def test_checks_catch_a_saver_that_publishes_without_the_writes(runners, tmp_path, request):
+    """The put-order check is not blind: a saver whose put_writes stores nothing fails it."""
+    reference = reference_run(runners[0], "sqlite", target_for("sqlite", tmp_path, "ref", request),
+                              "sync", str(tmp_path / "ref.log"))
+    trial = Trial("sqlite", target_for("sqlite", tmp_path, "drop", request), "sync", "drop",
+                  str(tmp_path / "drop.log"))
+    trial.sabotage = "drop_writes"
+    trial.run(runners[0], [])
+    with pytest.raises(AssertionError, match="ran but their writes are not on the parent"):
         trial.check(reference)

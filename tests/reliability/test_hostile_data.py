@@ -43,7 +43,7 @@ class Canary:
         Path(path).touch()
 
 
-# --- databases -------------------------------------------------------------------------------------
+# --- databases ------------------------------------------------------------------------------------
 @pytest.fixture(params=["sqlite", "postgres"])
 def db(request, tmp_path) -> tuple[str, str]:
     """(kind, target) of a set-up database: a fresh SQLite file, or the session's Postgres one."""
@@ -68,7 +68,7 @@ def run_thread(kind: str, target: str, thread_id: str) -> dict:
     return config
 
 
-# --- CVE-2025-67644: SQL in metadata filter keys ---------------------------------------------------
+# --- CVE-2025-67644: SQL in metadata filter keys --------------------------------------------------
 INJECTION_KEYS = [
     "x') OR '1'='1",
     "x' OR '1'='1",
@@ -76,7 +76,8 @@ INJECTION_KEYS = [
     "step')) OR 1=1 --",
     "$.source",
     "x') IS NULL UNION SELECT 'forged', '', 'forged-id', NULL, 'msgpack', X'80', '{}' --",
-    "x') IS NULL UNION SELECT 'forged','','forged-id',NULL,'{}'::jsonb,'{}'::jsonb,NULL,NULL,NULL --",
+    "x') IS NULL UNION SELECT 'forged','','forged-id',NULL,'{}'::jsonb,'{}'::jsonb,"
+    "NULL,NULL,NULL --",
     "x'); DELETE FROM checkpoints; --",
     "x'); INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id) "
     "VALUES ('forged', '', 'forged-id'); --",
@@ -121,12 +122,13 @@ def list_all(kind: str, target: str, config: dict) -> list[Any]:
         return list(saver.list(config))
 
 
-# --- CVE-2026-28277, CVE-2025-64439, CVE-2026-48775: tampered rows ------------------------------------
+# --- CVE-2026-28277, CVE-2025-64439, CVE-2026-48775: tampered rows --------------------------------
 @pytest.fixture
 def canary(tmp_path, monkeypatch) -> Path:
     """A file any executed payload would create; an importable module that creates it."""
     target = tmp_path / "pwned"
-    (tmp_path / f"{EVIL_MODULE}.py").write_text(f"import pathlib\npathlib.Path({str(target)!r}).touch()\n")
+    code = f"import pathlib\npathlib.Path({str(target)!r}).touch()\n"
+    (tmp_path / f"{EVIL_MODULE}.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield target
     sys.modules.pop(EVIL_MODULE, None)
@@ -179,7 +181,8 @@ def tamper_checkpoint(kind: str, target: str, thread_id: str, tag: str, payload:
         for checkpoint_id, type_, blob in rows:
             checkpoint = serde.loads_typed((type_, blob))
             checkpoint["channel_values"]["value"] = payload
-            raw = ormsgpack.packb(checkpoint) if tag == "msgpack" else json.dumps(checkpoint).encode()
+            raw = (ormsgpack.packb(checkpoint) if tag == "msgpack"
+                   else json.dumps(checkpoint).encode())
             conn.execute("UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ? AND "
                          "checkpoint_id = ?", (tag, raw, thread_id, checkpoint_id))
         conn.commit()
@@ -241,7 +244,7 @@ def test_the_payloads_are_real_an_unsafe_serializer_runs_them(tmp_path, canary):
     assert canary.exists()
 
 
-# --- fuzzing list(filter=...) ----------------------------------------------------------------------
+# --- fuzzing list(filter=...) ---------------------------------------------------------------------
 SEED_METADATA = [
     {"source": "loop", "step": 1, "user": "alice", "score": 1.5, "flag": True, "tags": ["a", "b"],
      "nested": {"k": 1, "deep": {"z": None}}, "x') OR '1'='1": "evil", "a.b": 1, "": "empty"},
@@ -305,7 +308,7 @@ def test_fuzzed_filters_give_matching_rows_or_a_documented_error(seeded, filter)
 
 
 def test_int_beyond_64_bits_in_a_filter_gives_a_documented_error(seeded):
-    """Found by the fuzzer: SQLite cannot bind such an int; say so (ValueError), or match nothing."""
+    """Found by the fuzzer: SQLite cannot bind such an int; say so (ValueError) or match nothing."""
     kind, target, thread_id = seeded
     with open_saver(kind, target) as saver:
         try:

@@ -67,7 +67,8 @@ def work(saver: Any, prefix: str, worker: int, seconds: float, errors: list) -> 
     while time.monotonic() < deadline:
         for thread_id in (f"{prefix}-own-{worker}", f"{prefix}-shared"):
             try:
-                out = graph.invoke({"value": runs, "log": []}, {"configurable": {"thread_id": thread_id}})
+                out = graph.invoke({"value": runs, "log": []},
+                                   {"configurable": {"thread_id": thread_id}})
                 assert out["value"] == (runs + 1) * 2, out
                 runs += 1
             except Exception as exc:  # noqa: BLE001 - every error is counted, none may happen
