@@ -50,3 +50,12 @@ def test_missing_ours_module_fails_instead_of_skipping():
         AssertionError, match=r"\[ours\] cannot import StateGraph from lgcheckpoint_gone.graph"
     ):
         Lib("ours", "lgcheckpoint_gone").StateGraph  # noqa: B018 - the import is the test
+
+
+def test_library_wording_and_config_internals_are_not_compared():
+    norm = Normaliser()
+    assert norm("InvalidUpdateError('Expected dict, got x\nsee the docs')") == "InvalidUpdateError(...)"
+    assert norm("ValueError('boom')") == "ValueError('boom')"  # a node's own error keeps its text
+    config = {"configurable": {"thread_id": "t", "__pregel_checkpointer": object()}}
+    assert norm(config) == {"configurable": {"thread_id": "t"}}
+    assert norm({"__pregel_tasks": [1]}) == {"__pregel_tasks": [1]}  # a channel, not a config
