@@ -140,6 +140,8 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
         value = read_state(channels, node.reads)
         if value is None and isinstance(node.reads, str):
             continue
+        if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
+            value = node.mapper(value)
         tasks.append(make_task(checkpoint, pending_writes, node, value, (PULL, name), triggers,
                                config, step, parent_ns, channels, (PULL, *triggers)))
     return {t.id: t for t in tasks}

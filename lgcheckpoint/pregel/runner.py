@@ -53,11 +53,6 @@ def task_config(task: Task) -> dict:
                          "__lg_task_id": task.id}}
 
 
-def node_input(task: Task) -> Any:
-    node = task.node
-    return node.mapper(task.input) if node.mapper and isinstance(task.input, dict) else task.input
-
-
 def finish_writes(task: Task, result: Any, known_nodes: Any) -> None:
     """Collect the writes a node's return value implies (updates, gotos, edges)."""
     node = task.node
@@ -142,12 +137,12 @@ def run_task(task: Task, graph: Any) -> None:
 def call_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
-        return node.subgraph.run_as_node(task, node_input(task))
+        return node.subgraph.run_as_node(task, task.input)
     if node.func is None:
         return task.input
     if node.is_async:
         raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
-    args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
+    args, kwargs = node_args(task, node.func, task.input, node.wants_config,
                              node.wants_writer)
     return node.func(*args, **kwargs)
 
@@ -191,10 +186,10 @@ async def arun_task(task: Task, graph: Any) -> None:
 async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
-        return await node.subgraph.arun_as_node(task, node_input(task))
+        return await node.subgraph.arun_as_node(task, task.input)
     if node.func is None:
         return task.input
-    args, kwargs = node_args(task, node.func, node_input(task), node.wants_config,
+    args, kwargs = node_args(task, node.func, task.input, node.wants_config,
                              node.wants_writer)
     if node.is_async:
         return await node.func(*args, **kwargs)
