@@ -273,6 +273,13 @@ def test_closed_connection_says_so(sqlite_path):
         saver.get_tuple(cfg())
 
 
+async def test_a_same_thread_connection_names_the_fix(sqlite_path):
+    saver = SqliteSaver(sqlite3.connect(sqlite_path))  # check_same_thread defaults to True
+    with pytest.raises(RuntimeError, match="check_same_thread=False"):
+        await saver.aget_tuple(cfg())  # runs in a worker thread
+    saver.conn.close()
+
+
 def test_missing_tables_when_setup_was_skipped(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         saver.is_setup = True

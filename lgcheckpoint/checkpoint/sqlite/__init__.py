@@ -34,7 +34,9 @@ __all__ = ["SqliteSaver"]
 class SqliteSaver(BaseCheckpointSaver[str]):
     """A saver on a ``sqlite3.Connection`` (open it with ``check_same_thread=False``)."""
 
-    def __init__(self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
+    ) -> None:
         super().__init__(serde=serde)
         self.conn = conn
         self.is_setup = False  # set True to skip creating tables (e.g. on a read-only file)
@@ -70,7 +72,8 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             if not rows:
                 return None
             writes = self._fetch(sql.select_writes(rows[0]))
-        return sql.to_tuple(config if get_checkpoint_id(config) else None, rows[0], writes, self.serde)
+        named = config if get_checkpoint_id(config) else None  # echoed back, as LangGraph does
+        return sql.to_tuple(named, rows[0], writes, self.serde)
 
     def list(
         self,
@@ -126,7 +129,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         self._write(sql.prune(thread_ids, strategy))
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """String versions, as LangGraph's SQLite saver writes them (so either can continue a thread)."""
+        """String versions like LangGraph's SQLite saver, so either can continue a thread."""
         return sql.next_version(current)
 
     # --- running statements --------------------------------------------------------------------

@@ -36,7 +36,9 @@ T = TypeVar("T")
 class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     """A saver on an ``aiosqlite.Connection``; create it inside the event loop that will use it."""
 
-    def __init__(self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None
+    ) -> None:
         super().__init__(serde=serde)
         try:
             self.loop = asyncio.get_running_loop()  # where the sync verbs send their coroutines
@@ -78,7 +80,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
             if not rows:
                 return None
             writes = await self._fetch(sql.select_writes(rows[0]))
-        return sql.to_tuple(config if get_checkpoint_id(config) else None, rows[0], writes, self.serde)
+        named = config if get_checkpoint_id(config) else None  # echoed back, as LangGraph does
+        return sql.to_tuple(named, rows[0], writes, self.serde)
 
     async def alist(
         self,
@@ -134,7 +137,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         await self._write(sql.prune(thread_ids, strategy))
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """String versions, as LangGraph's SQLite saver writes them (so either can continue a thread)."""
+        """String versions like LangGraph's SQLite saver, so either can continue a thread."""
         return sql.next_version(current)
 
     # --- sync verbs, for other threads -----------------------------------------------------------
@@ -142,7 +145,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         return self._from_thread(self.aget_tuple(config))
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+             before: RunnableConfig | None = None,
+             limit: int | None = None) -> Iterator[CheckpointTuple]:
         async def collect() -> list[CheckpointTuple]:
             return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
         yield from self._from_thread(collect())
@@ -176,8 +180,9 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         if running is self.loop:
             coro.close()
             raise asyncio.InvalidStateError(
-                "AsyncSqliteSaver's sync methods would block its own event loop: use the async ones "
-                "(await saver.aget_tuple(...), graph.ainvoke(...)) or call from another thread")
+                "AsyncSqliteSaver's sync methods would block its own event loop: use the async "
+                "ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from another "
+                "thread")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     # --- running statements --------------------------------------------------------------------

@@ -4,8 +4,10 @@ Both front doors (``SqliteSaver`` on ``sqlite3``, ``AsyncSqliteSaver`` on ``aios
 statements here, so the two differ only by ``await``. The tables are LangGraph's, column for column,
 so a file written by either library opens in the other:
 
-    checkpoints(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-    writes(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+    checkpoints(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                type, checkpoint, metadata)
+    writes(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+           channel, type, value)
 
 ``type`` + blob is the serializer's ``(type tag, bytes)`` pair; ``metadata`` is UTF-8 JSON text.
 Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters.
@@ -93,10 +95,13 @@ class CheckpointRow(NamedTuple):
 
 Address = tuple[str, str]  # (thread_id, checkpoint_ns)
 
-_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+_KEY = "thread_id, checkpoint_ns, checkpoint_id"  # names one checkpoint; both tables start with it
+_REST = "parent_checkpoint_id, type, checkpoint, metadata"
+_WRITE_REST = "task_id, task_path, idx, channel, type, value"
+_COLUMNS = f"{_KEY}, {_REST}"
 
 
-# --- addresses ---------------------------------------------------------------------------------
+# --- addresses -------------------------------------------------------------------------------
 def address(config: RunnableConfig) -> Address:
     """Where a config points: its thread and namespace (a clear error if thread_id is missing)."""
     configurable = (config or {}).get("configurable") or {}
@@ -113,26 +118,26 @@ def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Runnabl
                              "checkpoint_id": checkpoint_id}}
 
 
-# --- reading -----------------------------------------------------------------------------------
+# --- reading ---------------------------------------------------------------------------------
 def select_checkpoint(config: RunnableConfig) -> Query:
     """The checkpoint a config names, or its thread's newest in that namespace."""
     thread_id, ns = address(config)
     if checkpoint_id := get_checkpoint_id(config):
-        return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                     "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
+                     "checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
     return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
                  "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
 
 
 def select_writes(row: CheckpointRow) -> Query:
-    """A checkpoint's pending writes in the order the loop applies them (task_path, task_id, idx)."""
+    """A checkpoint's pending writes, in the order the loop applies them."""
     return Query("SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? AND "
                  "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx",
                  row[:3])
 
 
 def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
-    """SQL that tests one metadata key; the key is a bound value matched by json_each, never SQL text.
+    """SQL testing one metadata key; the key is a value bound for json_each, never SQL text.
 
     Binding the key (rather than building a JSON path) makes keys with quotes, dots, brackets or
     ``$`` plain keys: ``{"a.b": 1}`` matches the top-level key "a.b", like InMemorySaver.
@@ -157,27 +162,34 @@ def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
                     "use None, bool, int, float, str, list or dict")
 
 
+Condition = tuple[str, list[Any]]  # (SQL with ? placeholders, the values they bind)
+
+
+def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None,
+                    before: RunnableConfig | None) -> list[Condition]:
+    """What list() selects: a thread (namespace, id), metadata matches, ids older than before."""
+    conditions: list[Condition] = []
+    if config is not None:
+        conditions.append(("thread_id = ?", [address(config)[0]]))
+        if (ns := config["configurable"].get("checkpoint_ns")) is not None:
+            conditions.append(("checkpoint_ns = ?", [ns]))
+        if checkpoint_id := get_checkpoint_id(config):
+            conditions.append(("checkpoint_id = ?", [checkpoint_id]))
+    conditions += [metadata_condition(key, value) for key, value in (filter or {}).items()]
+    if before is not None and (before_id := get_checkpoint_id(before)):
+        conditions.append(("checkpoint_id < ?", [before_id]))
+    return conditions
+
+
 class ListPager:
     """Plans list() as pages of PAGE_SIZE rows, newest first, each page after the last row seen."""
 
     def __init__(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
                  before: RunnableConfig | None, limit: int | None) -> None:
-        where, params = [], []
-        if config is not None:
-            thread_id, _ = address(config)
-            where.append("thread_id = ?"), params.append(thread_id)
-            if (ns := config["configurable"].get("checkpoint_ns")) is not None:
-                where.append("checkpoint_ns = ?"), params.append(ns)
-            if checkpoint_id := get_checkpoint_id(config):
-                where.append("checkpoint_id = ?"), params.append(checkpoint_id)
-        for key, value in (filter or {}).items():
-            condition, values = metadata_condition(key, value)
-            where.append(condition), params.extend(values)
-        if before is not None and (before_id := get_checkpoint_id(before)):
-            where.append("checkpoint_id < ?"), params.append(before_id)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        self.where, self.params, self.left = where, params, limit
+        self.conditions = list_conditions(config, filter, before)
+        self.left = limit  # rows still wanted (None: all)
         self.last: tuple[str, str, str] | None = None  # sort key of the last row handed out
         self.done = limit == 0
 
@@ -185,15 +197,15 @@ class ListPager:
         """The next page's SELECT, or None when every row has been read."""
         if self.done:
             return None
-        where, params = list(self.where), list(self.params)
-        if self.last is not None:
-            where.append("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)")
-            params.extend(self.last)
+        conditions = list(self.conditions)
+        if self.last is not None:  # keyset paging: strictly after the last row, in sort order
+            conditions.append(("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)",
+                               list(self.last)))
+        where = " AND ".join(text for text, _ in conditions)
         size = PAGE_SIZE if self.left is None else min(PAGE_SIZE, self.left)
-        sql = (f"SELECT {_COLUMNS} FROM checkpoints {'WHERE ' if where else ''}"
-               f"{' AND '.join(where)} ORDER BY checkpoint_id DESC, thread_id DESC, "
-               "checkpoint_ns DESC LIMIT ?")
-        return Query(sql, [*params, size])
+        return Query(f"SELECT {_COLUMNS} FROM checkpoints {'WHERE ' + where if where else ''} "
+                     "ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?",
+                     [value for _, values in conditions for value in values] + [size])
 
     def saw(self, rows: list[CheckpointRow]) -> None:
         """Move past a page just read."""
@@ -233,10 +245,10 @@ def _where(row: CheckpointRow) -> str:
             f"checkpoint {row.checkpoint_id!r}")
 
 
-# --- writing -----------------------------------------------------------------------------------
+# --- writing ---------------------------------------------------------------------------------
 def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                       serde: SerializerProtocol) -> tuple[Query, RunnableConfig]:
-    """The INSERT that publishes a checkpoint (parent = the config's checkpoint_id), and its config."""
+    """The INSERT publishing a checkpoint (parent: the config's checkpoint_id), and its config."""
     thread_id, ns = address(config)
     type_, blob = serde.dumps_typed(checkpoint)
     merged = get_checkpoint_metadata(config, metadata)
@@ -254,22 +266,26 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
 
 def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                   task_path: str, serde: SerializerProtocol) -> Query:
-    """One task's writes; special channels (errors, interrupts...) replace, others never overwrite."""
+    """One task's writes; special channels (errors, interrupts...) replace, others never do."""
     thread_id, ns = address(config)
     if (checkpoint_id := get_checkpoint_id(config)) is None:
-        raise ValueError("put_writes needs the checkpoint_id the task ran from in config['configurable']")
+        raise ValueError("put_writes needs the checkpoint_id the task ran from in "
+                         "config['configurable']")
     verb = "REPLACE" if all(channel in WRITES_IDX_MAP for channel, _ in writes) else "IGNORE"
-    rows = [(thread_id, ns, str(checkpoint_id), task_id, task_path, WRITES_IDX_MAP.get(channel, idx),
-             channel, *serde.dumps_typed(value)) for idx, (channel, value) in enumerate(writes)]
-    return Query(f"INSERT OR {verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-                 "task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows, True)
+    rows = [(thread_id, ns, str(checkpoint_id), task_id, task_path,
+             WRITES_IDX_MAP.get(channel, idx), channel, *serde.dumps_typed(value))
+            for idx, (channel, value) in enumerate(writes)]
+    return Query(f"INSERT OR {verb} INTO writes ({_KEY}, {_WRITE_REST}) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows, many=True)
 
 
-# --- housekeeping (each list of statements runs in one transaction) ------------------------------
+# --- housekeeping (each list of statements runs in one transaction) ----------------------------
 _IN_LIST = "IN (SELECT value FROM json_each(?))"  # one bound JSON array instead of N placeholders
 _OF_RUNS = f"json_extract(CAST(metadata AS TEXT), '$.run_id') {_IN_LIST}"
-_NOT_LATEST = ("checkpoint_id < (SELECT MAX(checkpoint_id) FROM checkpoints AS newest WHERE "
-               "newest.thread_id = checkpoints.thread_id AND newest.checkpoint_ns = checkpoints.checkpoint_ns)")
+_NOT_LATEST = ("checkpoint_id < (SELECT MAX(checkpoint_id) FROM checkpoints AS newest "
+               "WHERE newest.thread_id = checkpoints.thread_id "
+               "AND newest.checkpoint_ns = checkpoints.checkpoint_ns)")
+
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
@@ -283,8 +299,8 @@ def delete_for_runs(run_ids: Sequence[str]) -> list[Query]:
     """Delete the checkpoints whose metadata run_id is listed, with their writes."""
     runs = (json.dumps([str(r) for r in _id_list(run_ids, "run_ids")]),)
     return [
-        Query("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT "
-              f"thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {_OF_RUNS})", runs),
+        Query(f"DELETE FROM writes WHERE ({_KEY}) IN (SELECT {_KEY} FROM checkpoints "
+              f"WHERE {_OF_RUNS})", runs),
         Query(f"DELETE FROM checkpoints WHERE {_OF_RUNS}", runs),
     ]
 
@@ -293,16 +309,15 @@ def copy_thread(source_thread_id: str, target_thread_id: str) -> list[Query]:
     """Copy a thread's rows under a new thread_id (ids, parents and writes unchanged)."""
     ids = (str(target_thread_id), str(source_thread_id))
     return [
-        Query("INSERT OR REPLACE INTO checkpoints SELECT ?, checkpoint_ns, checkpoint_id, "
-              "parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ?", ids),
-        Query("INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-              "task_path, idx, channel, type, value) SELECT ?, checkpoint_ns, checkpoint_id, task_id, "
-              "task_path, idx, channel, type, value FROM writes WHERE thread_id = ?", ids),
+        Query(f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) SELECT ?, checkpoint_ns, "
+              f"checkpoint_id, {_REST} FROM checkpoints WHERE thread_id = ?", ids),
+        Query(f"INSERT OR REPLACE INTO writes ({_KEY}, {_WRITE_REST}) SELECT ?, checkpoint_ns, "
+              f"checkpoint_id, {_WRITE_REST} FROM writes WHERE thread_id = ?", ids),
     ]
 
 
 def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
-    """Delete whole threads, or all but each namespace's newest checkpoint (left without a parent)."""
+    """Delete whole threads, or all but each namespace's newest checkpoint (left parentless)."""
     if strategy not in PRUNE_STRATEGIES:
         raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
     threads = (json.dumps([str(t) for t in _id_list(thread_ids, "thread_ids")]),)
@@ -311,11 +326,11 @@ def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
                 for table in ("writes", "checkpoints")]
     # writes go with the checkpoints deleted; writes of a checkpoint not yet published stay
     return [
-        Query("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT "
-              f"thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id {_IN_LIST} "
-              f"AND {_NOT_LATEST})", threads),
+        Query(f"DELETE FROM writes WHERE ({_KEY}) IN (SELECT {_KEY} FROM checkpoints "
+              f"WHERE thread_id {_IN_LIST} AND {_NOT_LATEST})", threads),
         Query(f"DELETE FROM checkpoints WHERE thread_id {_IN_LIST} AND {_NOT_LATEST}", threads),
-        Query(f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id {_IN_LIST}", threads),
+        Query("UPDATE checkpoints SET parent_checkpoint_id = NULL "
+              f"WHERE thread_id {_IN_LIST}", threads),
     ]
 
 
@@ -326,10 +341,13 @@ def _id_list(ids: Sequence[str], name: str) -> Sequence[str]:
     return ids
 
 
-# --- versions and errors -----------------------------------------------------------------------
+# --- versions and errors ---------------------------------------------------------------------
 def next_version(current: str | int | None) -> str:
     """LangGraph's SQLite version string: a zero-padded counter and a random tiebreak."""
-    counter = 0 if current is None else current if isinstance(current, int) else int(current.split(".")[0])
+    if current is None:
+        counter = 0
+    else:
+        counter = current if isinstance(current, int) else int(current.split(".")[0])
     return f"{counter + 1:032}.{random.random():016}"
 
 
@@ -339,15 +357,19 @@ _AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
 def explain(exc: Exception) -> Exception | None:
     """A clearer error for a driver error (what went wrong, what to do), or None to keep it."""
     text = str(exc)
-    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text or text in _AIOSQLITE_CLOSED:
+    closed = isinstance(exc, sqlite3.ProgrammingError) and "closed" in text
+    if closed or text in _AIOSQLITE_CLOSED:
         return RuntimeError("the saver's SQLite connection is closed: use the saver inside its "
                             "`with ...from_conn_string(...)` block, or pass an open connection")
+    if "same thread" in text:
+        return RuntimeError(f"{text}: open the connection with sqlite3.connect(..., "
+                            "check_same_thread=False); the saver's lock makes that safe")
     if "no such table" in text:
-        return RuntimeError(f"{text}: the checkpoint tables are missing; call saver.setup() (or leave "
-                            "is_setup False so the saver creates them) on a writable file")
+        return RuntimeError(f"{text}: the checkpoint tables are missing; call saver.setup() "
+                            "(or leave is_setup False so the saver makes them) on a writable file")
     if "readonly database" in text:
-        return PermissionError(f"{text}: the SQLite file is read-only; open a writable copy to save "
-                               "checkpoints (reading works)")
+        return PermissionError(f"{text}: the SQLite file is read-only; open a writable copy to "
+                               "save checkpoints (reading works)")
     if "malformed JSON" in text:
         return InvalidCheckpointError(f"a stored metadata value is not valid JSON ({text}); "
                                       "the file is corrupt or was written by another program")
