@@ -150,8 +150,16 @@ class VersionsSeenMatrix:
         """A matplotlib drawing: one cell per (node, channel), 'seen / current', coloured."""
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(1.2 + 0.9 * len(self.channels), 1.0 + 0.45 * (len(self.nodes) + 1)))
-        ax = fig.add_subplot()
+        # fixed margins (inches) instead of bbox_inches="tight", which draws everything twice
+        longest = max([len(c) for c in self.channels] + [8])  # rotated names need room
+        left = 0.4 + 0.07 * max([len(n) for n in self.nodes] + [7])
+        top, bottom, cell_w, cell_h = 0.4 + 0.035 * longest, 0.6, 0.9, 0.45
+        width = left + cell_w * len(self.channels) + 0.05 * longest
+        height = top + cell_h * (len(self.nodes) + 1) + bottom
+        fig = Figure(figsize=(max(width, 6.5), height))
+        ax = fig.add_axes((left / max(width, 6.5), bottom / height,
+                           cell_w * len(self.channels) / max(width, 6.5),
+                           cell_h * (len(self.nodes) + 1) / height))
         ax.set_xlim(0, len(self.channels)), ax.set_ylim(len(self.nodes) + 1, 0)
         ax.axis("off")
         ax.text(-0.1, 0.5, "current", ha="right", va="center", fontsize=8, style="italic")
@@ -171,9 +179,9 @@ class VersionsSeenMatrix:
                      f"{', '.join(self.step.next) or '-'}\n"
                      "red: moved past what the node saw and runs next;"
                      " orange: moved, not available; blue: trigger, up to date",
-                     fontsize=8, y=0.0, va="bottom")
+                     fontsize=8, y=0.02, va="bottom")
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=80)
         return buf.getvalue()
 
     def _repr_mimebundle_(self, include=None, exclude=None):
