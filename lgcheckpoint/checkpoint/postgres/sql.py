@@ -117,30 +117,33 @@ FROM checkpoints """
 
 # --- writing: every verb is ONE statement, so it is atomic by itself and one round trip ------
 # put: the changed channels' blobs (a version already stored is the same value: keep it), then the
-# checkpoint row. The row's channel_values stay empty, except for values LangGraph kept inline in
-# the parent (no blob exists for them) on channels whose version has not changed since: those are
-# carried over, so a thread LangGraph started keeps them. On our own threads there are none.
-PUT_SQL = """
+# checkpoint row, whose channel_values stay empty: every value is in checkpoint_blobs.
+PUT_TEMPLATE = """
 WITH new_blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
     SELECT %(thread)s, %(ns)s, b.channel, b.version, b.type, b.blob
       FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
            AS b(channel, version, type, blob)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-), inherited AS (
-    SELECT coalesce(jsonb_object_agg(pv.key, pv.value), '{}') AS values
-      FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
-     WHERE (p.thread_id, p.checkpoint_ns, p.checkpoint_id) = (%(thread)s, %(ns)s, %(parent)s)
-       AND p.checkpoint -> 'channel_versions' -> pv.key
-         = %(checkpoint)s::jsonb -> 'channel_versions' -> pv.key
 )
 INSERT INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-SELECT %(thread)s, %(ns)s, %(id)s, %(parent)s,
-       jsonb_set(%(checkpoint)s::jsonb, '{channel_values}', inherited.values), %(metadata)s::jsonb
-  FROM inherited
+VALUES (%(thread)s, %(ns)s, %(id)s, %(parent)s, {checkpoint}, %(metadata)s::jsonb)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
+PUT_SQL = PUT_TEMPLATE.format(checkpoint="%(checkpoint)s::jsonb")
+
+# A thread LangGraph started may have an unchanged str/int/float/bool/None channel that LangGraph
+# kept inline in the parent's JSONB, with no blob. Such values (same channel, same version as
+# ours) are carried over into our row, so the thread keeps them; put() adds this only when the
+# checkpoint has unchanged channels of those types (on our own threads it then finds nothing).
+PUT_INHERITING_SQL = PUT_TEMPLATE.format(checkpoint="""jsonb_set(
+    %(checkpoint)s::jsonb, '{channel_values}', coalesce((
+        SELECT jsonb_object_agg(pv.key, pv.value)
+          FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
+         WHERE (p.thread_id, p.checkpoint_ns, p.checkpoint_id) = (%(thread)s, %(ns)s, %(parent)s)
+           AND p.checkpoint -> 'channel_versions' -> pv.key
+             = %(checkpoint)s::jsonb -> 'channel_versions' -> pv.key), '{}'))""")
 
 # put_writes: a task's ordinary writes are final once saved (a replay keeps the first);
 # special ones (error, interrupt, ...) have fixed indexes and a retry replaces them
@@ -231,6 +234,7 @@ DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXIS
                             AND h.checkpoint -> 'channel_versions' ->> b.channel = b.version)"""
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
+INLINED_BY_LANGGRAPH = (str, int, float, bool)  # types LangGraph keeps in its JSONB, like None
 
 
 # --- statements for each verb --------------------------------------------------------------------
@@ -313,8 +317,13 @@ def put_statement(
     typed = [
         serde.dumps_typed(values[ch]) if ch in values else ("empty", None) for ch in new_versions
     ]
-    statement = Statement(PUT_SQL, {
-        "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": get_checkpoint_id(config),
+    parent_id = get_checkpoint_id(config)
+    inheritable = parent_id and any(
+        channel not in new_versions and (value is None or isinstance(value, INLINED_BY_LANGGRAPH))
+        for channel, value in values.items()
+    )
+    statement = Statement(PUT_INHERITING_SQL if inheritable else PUT_SQL, {
+        "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": parent_id,
         "channels": list(new_versions), "versions": [str(v) for v in new_versions.values()],
         "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
         # serialized here, before anything is sent, so a bad value fails without a round trip
