@@ -1,9 +1,9 @@
-"""Our SqliteSaver against LangGraph's, on a file: put / put_writes / get_tuple throughput and storage.
+"""Our SqliteSaver against LangGraph's on a file: put, put_writes, get_tuple rates and storage.
 
 Each (saver, measurement) runs in its own subprocess so neither warms the other's caches; timings
 are medians of several rounds after ``gc.collect(); gc.freeze()``. Run:
 
-    python bench/bench_sqlite_saver.py            # full run (~3 min, 0.5 GB of temporary files at a time)
+    python bench/bench_sqlite_saver.py            # full run (~3 min, 0.5 GB of temporary files)
     python bench/bench_sqlite_saver.py --quick    # smaller, for a smoke test
 """
 
@@ -60,7 +60,8 @@ def run_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict
             if op == "put":
                 base = n * (r + 1)
                 for i in range(n):
-                    cfg = saver.put(cfg, checkpoint(base + i, SMALL), {"source": "loop", "step": i}, {})
+                    metadata = {"source": "loop", "step": i}
+                    cfg = saver.put(cfg, checkpoint(base + i, SMALL), metadata, {})
             elif op == "put_writes":
                 for c in saved:
                     saver.put_writes(c, [("messages", "hi"), ("count", 2)], f"task-{r + 1}")
@@ -74,17 +75,18 @@ def run_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict
 def measure(saver_name: str, op: str, n: int, rounds: int) -> dict:
     """Run one worker in a fresh interpreter on a fresh file."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, __file__, "--worker", saver_name, op, str(n), str(rounds),
-                              os.path.join(tmp, "bench.sqlite")], capture_output=True, text=True,
-                             check=True)
+        args = [saver_name, op, str(n), str(rounds), os.path.join(tmp, "bench.sqlite")]
+        out = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True,
+                             text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(quick: bool) -> None:
     n, rounds, trials, big_puts = (200, 3, 1, 50) if quick else (500, 3, 3, 500)
-    print(f"SqliteSaver on a file: {trials} alternating subprocess trials per saver x {rounds} rounds "
-          f"x {n} ops (median of rounds); storage after {big_puts} puts of a 1 MB channel that never "
-          "changes. put/put_writes wait for fsync (synchronous=FULL in both), so the disk sets them.")
+    print(f"SqliteSaver on a file: {trials} alternating subprocess trials per saver x {rounds} "
+          f"rounds x {n} ops (median of rounds); storage after {big_puts} puts of a 1 MB channel "
+          "that never changes.\nput/put_writes wait for fsync (synchronous=FULL in both): the disk "
+          "sets them; @nosync shows each saver's own cost.")
     print(f"{'measurement':<22}{'ours':>14}{'langgraph':>14}{'ours/langgraph':>16}")
     for op in OPS:
         if op == "storage":

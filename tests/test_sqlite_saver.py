@@ -42,15 +42,17 @@ def put_chain(saver, thread_id: str = "t", ns: str = "", n: int = 3, **meta) -> 
     """n checkpoints in a row, each the parent of the next; returns their configs."""
     saved, parent = [], cfg(thread_id, ns)
     for step in range(n):
-        parent = saver.put(parent, make_checkpoint(step=step), {"source": "loop", "step": step, **meta}, {})
+        metadata = {"source": "loop", "step": step, **meta}
+        parent = saver.put(parent, make_checkpoint(step=step), metadata, {})
         saved.append(parent)
     return saved
 
 
 def plain(value):
-    """Only what must differ: a LangGraph dataclass (e.g. Interrupt) vs ours becomes (name, fields)."""
+    """Only what must differ: LangGraph's dataclasses (Interrupt) vs ours become (name, fields)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return type(value).__name__, {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = dataclasses.fields(value)
+        return type(value).__name__, {f.name: plain(getattr(value, f.name)) for f in fields}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, dict):
@@ -90,7 +92,7 @@ def test_reads_a_thread_langgraph_wrote(sqlite_path):
         graph = langgraph_graph().compile(checkpointer=lg, interrupt_before=["sub"])
         for thread in ("t1", "t2"):
             graph.invoke({"n": 1, "log": []}, cfg(thread))
-        graph.invoke(None, cfg("t1"))  # past interrupt_before: subgraph checkpoints, then interrupt()
+        graph.invoke(None, cfg("t1"))  # on past interrupt_before: a subgraph, then interrupt()
         graph.invoke(Command(resume="yes"), cfg("t1"))  # __resume__ and __interrupt__ writes
         theirs = plain(list(lg.list(None)))
         their_latest = lg.get_tuple(cfg("t1"))
@@ -103,8 +105,9 @@ def test_reads_a_thread_langgraph_wrote(sqlite_path):
         channels = {w[1] for t in mine for w in t.pending_writes}
         assert {"__interrupt__", "__resume__"} <= channels and any(t.parent_config for t in mine)
         assert plain(ours.get_tuple(cfg("t1"))) == plain(their_latest)
-        assert plain([ours.get_tuple(t.config) for t in mine]) == their_gets  # the caller's config echoed
-        assert plain(list(ours.list(cfg("t1"), filter={"source": "loop", "step": 1}))) == their_filtered
+        assert plain([ours.get_tuple(t.config) for t in mine]) == their_gets  # config echoed
+        filtered = ours.list(cfg("t1"), filter={"source": "loop", "step": 1})
+        assert plain(list(filtered)) == their_filtered
         # and we can continue their thread: our versions sort after theirs
         latest = their_latest.checkpoint["channel_versions"]["n"]
         assert ours.get_next_version(latest, None) > latest
@@ -113,10 +116,11 @@ def test_reads_a_thread_langgraph_wrote(sqlite_path):
 def test_langgraph_reads_what_we_wrote(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as ours:
         first, second = put_chain(ours, "t1", n=2, run_id="r1")
-        ours.put_writes(first, [("n", 5), ("log", ["x"])], "task-b", "~__pregel_pull, b")
-        ours.put_writes(first, [("n", 6)], "task-a", "~__pregel_pull, a")
-        ours.put_writes(first, [("__interrupt__", {"value": "ask"})], "task-a", "~__pregel_pull, a")
-        ours.put_writes(first, [("__interrupt__", {"value": "again"})], "task-a", "~__pregel_pull, a")
+        path_a, path_b = "~__pregel_pull, a", "~__pregel_pull, b"
+        ours.put_writes(first, [("n", 5), ("log", ["x"])], "task-b", path_b)
+        ours.put_writes(first, [("n", 6)], "task-a", path_a)
+        ours.put_writes(first, [("__interrupt__", {"value": "ask"})], "task-a", path_a)
+        ours.put_writes(first, [("__interrupt__", {"value": "again"})], "task-a", path_a)
         put_chain(ours, "t2", ns="sub:1", n=1, score=0.5)
         mine = list(ours.list(None))
         configs = [t.config for t in mine] + [cfg("t1"), cfg("t2", "sub:1")]
@@ -125,9 +129,45 @@ def test_langgraph_reads_what_we_wrote(sqlite_path):
         assert [tuple(t) for t in lg.list(None)] == [tuple(t) for t in mine]
         assert [tuple(lg.get_tuple(c)) for c in configs] == [tuple(t) for t in my_gets]
         writes = lg.get_tuple(first).pending_writes
-        assert [w[1:] for w in writes] == [  # by (task_path, task_id, idx); the special write replaced
+        assert [w[1:] for w in writes] == [  # by (task_path, task_id, idx); interrupt replaced
             ("__interrupt__", {"value": "again"}), ("n", 6), ("n", 5), ("log", ["x"])]
-        assert [t.metadata["run_id"] for t in lg.list(None, filter={"run_id": "r1"})] == ["r1", "r1"]
+        runs = [t.metadata["run_id"] for t in lg.list(None, filter={"run_id": "r1"})]
+        assert runs == ["r1", "r1"]
+
+
+def ask_graph(graph_module, types_module):
+    """START -> a -> ask (interrupts) -> END, built with either library."""
+    g = graph_module.StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1, "log": ["a"]})
+    g.add_node("ask", lambda s: {"log": [types_module.interrupt({"question": "ok?"})]})
+    for edge in [(graph_module.START, "a"), ("a", "ask"), ("ask", graph_module.END)]:
+        g.add_edge(*edge)
+    return g
+
+
+@pytest.mark.parametrize("first", ["langgraph", "lgcheckpoint"])
+async def test_a_run_interrupted_by_one_library_resumes_in_the_other(sqlite_path, first):
+    import langgraph.graph
+    import langgraph.types
+
+    import lgcheckpoint.graph
+    import lgcheckpoint.types
+
+    theirs = (langgraph.graph, langgraph.types, LGSqliteSaver)
+    ours = (lgcheckpoint.graph, lgcheckpoint.types, SqliteSaver)
+    (g1, t1, saver1), (g2, t2, _) = (theirs, ours) if first == "langgraph" else (ours, theirs)
+    with saver1.from_conn_string(sqlite_path) as saver:
+        paused = ask_graph(g1, t1).compile(checkpointer=saver).invoke({"n": 1, "log": []}, cfg())
+    assert paused["__interrupt__"][0].value == {"question": "ok?"}
+    if first == "langgraph":  # resume on our async saver
+        async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
+            graph = ask_graph(g2, t2).compile(checkpointer=saver)
+            done = await graph.ainvoke(t2.Command(resume="yes"), cfg())
+    else:
+        with LGSqliteSaver.from_conn_string(sqlite_path) as saver:
+            graph = ask_graph(g2, t2).compile(checkpointer=saver)
+            done = graph.invoke(t2.Command(resume="yes"), cfg())
+    assert done == {"n": 2, "log": ["a", "yes"]}
 
 
 def test_opens_a_file_from_before_task_path(sqlite_path):
@@ -244,10 +284,12 @@ def test_filter_values_compare_by_json_type(sqlite_path):
         put_chain(saver, "missing", n=1)
 
         def threads(value):
-            return sorted(t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"v": value}))
+            found = saver.list(None, filter={"v": value})
+            return sorted(t.config["configurable"]["thread_id"] for t in found)
 
         assert threads(1) == ["t0"] and threads(True) == ["t1"] and threads("1") == ["t2"]
-        assert threads(1.5) == ["t3"] and threads({"k": [1, 2]}) == ["t5"] and threads([1, "a"]) == ["t6"]
+        assert threads(1.5) == ["t3"] and threads({"k": [1, 2]}) == ["t5"]
+        assert threads([1, "a"]) == ["t6"]
         assert threads(None) == ["missing", "t4"]  # like LangGraph: a missing key counts as None
         with pytest.raises(TypeError, match="cannot compare"):
             list(saver.list(None, filter={"v": object()}))
@@ -256,11 +298,12 @@ def test_filter_values_compare_by_json_type(sqlite_path):
 # --- list -----------------------------------------------------------------------------------------
 def test_list_pages_and_lets_the_caller_write_meanwhile(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
-        ids = [c["configurable"]["checkpoint_id"] for c in put_chain(saver, n=sql.PAGE_SIZE * 2 + 5)]
+        saved = put_chain(saver, n=sql.PAGE_SIZE * 2 + 5)
+        ids = [c["configurable"]["checkpoint_id"] for c in saved]
         assert [t.checkpoint["id"] for t in saver.list(cfg())] == ids[::-1]
         assert len(list(saver.list(None, limit=sql.PAGE_SIZE + 1))) == sql.PAGE_SIZE + 1
         assert len(list(saver.list(cfg(), before=cfg(checkpoint_id=ids[10])))) == 10
-        for t in saver.list(cfg(), limit=3):  # LangGraph's saver deadlocks here (lock held while yielding)
+        for t in saver.list(cfg(), limit=3):  # LangGraph's deadlocks here (holds its lock in yield)
             saver.put_writes(t.config, [("seen", True)], "reader")
         assert saver.get_tuple(cfg()).pending_writes == [("reader", "seen", True)]
 
@@ -367,7 +410,8 @@ def test_prune_keep_latest_drops_parents_and_old_writes(sqlite_path):
             saver.put_writes(c, [("n", 1)], "task")
         saver.prune(["t"])
         (kept,) = saver.list(None)
-        assert kept.config == saved[-1] and kept.parent_config is None and len(kept.pending_writes) == 1
+        assert kept.config == saved[-1] and kept.parent_config is None
+        assert len(kept.pending_writes) == 1
         assert count(sqlite_path, "writes") == 1
 
 
@@ -390,7 +434,8 @@ async def test_async_saver_matches_sync_saver_on_the_same_file(sqlite_path):
         expected = [tuple(t) for t in sync_saver.list(None)]
     async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
         assert [tuple(t) async for t in saver.alist(None)] == expected
-        await asyncio.gather(*[saver.aput(cfg(f"c{i}"), make_checkpoint(), {}, {}) for i in range(10)])
+        await asyncio.gather(*[saver.aput(cfg(f"c{i}"), make_checkpoint(), {}, {})
+                               for i in range(10)])
         await saver.adelete_for_runs(["r"])
         assert len([t async for t in saver.alist(None)]) == 10
 
