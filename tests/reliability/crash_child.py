@@ -48,6 +48,7 @@ class Job(TypedDict, total=False):
     log: str  # the external log file
     kill_at: int  # SIGKILL this process at this event (0: never)
     hold: str  # a node that sleeps until the harness kills the process
+    library: str  # "lgcheckpoint" (default) or "langgraph", the reference, for comparison
     sabotage: str  # a broken saver, to show the checks see it: "forget_pending" | "drop_writes"
 
 
@@ -84,9 +85,11 @@ REC: Recorder | None = None  # set per job (one job per process)
 def node(name: str, hold: str | None) -> Any:
     """A node that logs its call, then updates the state (fan-out nodes only append to log)."""
 
-    def run(state: State, config: dict) -> dict:
+    def run(state: State, config) -> dict:  # config unannotated: both runtimes pass it
         REC.tick(f"node {name}, not yet logged")
-        REC.log(kind="run", node=name, task=config["configurable"].get("__lg_task_id"),
+        conf = config["configurable"]
+        task_id = conf.get("__lg_task_id") or conf.get("__pregel_task_id")  # ours / LangGraph's
+        REC.log(kind="run", node=name, task=task_id,
                 value=state["value"], pid=os.getpid())
         REC.tick(f"node {name}, logged")
         if name == hold:
@@ -98,8 +101,13 @@ def node(name: str, hold: str | None) -> Any:
     return run
 
 
-def build_graph(checkpointer: Any = None, hold: str | None = None) -> Any:
-    builder = StateGraph(State)
+def build_graph(checkpointer: Any = None, hold: str | None = None,
+                library: str = "lgcheckpoint") -> Any:
+    if library == "langgraph":
+        from langgraph.graph import StateGraph as Builder
+    else:
+        Builder = StateGraph
+    builder = Builder(State)
     for name in NODES:
         builder.add_node(name, node(name, hold))
     builder.add_edge(START, "a")
@@ -138,17 +146,25 @@ def acked(saver_cls: type, sabotage: str = "") -> type:
 
 
 def open_saver(job: Job) -> Any:
+    reference = job.get("library") == "langgraph"
     if job["saver"] == "sqlite":
         import sqlite3
 
-        from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+        if reference:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+        else:
+            from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 
         conn = sqlite3.connect(job["target"], check_same_thread=False, timeout=30)
         conn.set_trace_callback(REC.tick)  # called before each statement runs
         return acked(SqliteSaver, job.get("sabotage", ""))(conn)
     import psycopg
+    from psycopg.rows import dict_row
 
-    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+    if reference:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    else:
+        from lgcheckpoint.checkpoint.postgres import PostgresSaver
 
     class CountingCursor(psycopg.Cursor):
         def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
@@ -164,7 +180,7 @@ def open_saver(job: Job) -> Any:
             return result
 
     conn = psycopg.Connection.connect(job["target"], autocommit=True, prepare_threshold=0,
-                                      cursor_factory=CountingCursor)
+                                      cursor_factory=CountingCursor, row_factory=dict_row)
     return acked(PostgresSaver, job.get("sabotage", ""))(conn)
 
 
@@ -174,7 +190,7 @@ def run_job(job: Job) -> None:
     REC = Recorder(job["log"], job.get("kill_at", 0))
     REC.log(kind="start", pid=os.getpid(), kill_at=job.get("kill_at", 0))
     saver = open_saver(job)
-    graph = build_graph(saver, job.get("hold"))
+    graph = build_graph(saver, job.get("hold"), job.get("library", "lgcheckpoint"))
     config = {"configurable": {"thread_id": job["thread_id"]}}
     fresh = saver.get_tuple(config) is None  # killed before the input checkpoint was saved
     result = graph.invoke(INITIAL if fresh else None, config, durability=job["durability"])
@@ -201,10 +217,11 @@ def serve() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--serve":
-        import lgcheckpoint.checkpoint.postgres
-        import lgcheckpoint.checkpoint.sqlite
+        import importlib
 
-        assert lgcheckpoint.checkpoint.postgres and lgcheckpoint.checkpoint.sqlite  # pre-imported
+        for module in ("lgcheckpoint.checkpoint.postgres", "lgcheckpoint.checkpoint.sqlite",
+                       "langgraph.graph", "langgraph.checkpoint.sqlite"):
+            importlib.import_module(module)  # once, here, not in every forked child
         serve()
     else:
         run_job(json.loads(sys.argv[1]))
