@@ -170,18 +170,40 @@ async def test_a_run_interrupted_by_one_library_resumes_in_the_other(sqlite_path
     assert done == {"n": 2, "log": ["a", "yes"]}
 
 
+OLD_WRITES_TABLE = (  # LangGraph's writes table before it stored task_path
+    "CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', "
+    "checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT "
+    "NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, "
+    "task_id, idx))")
+
+
 def test_opens_a_file_from_before_task_path(sqlite_path):
-    with sqlite3.connect(sqlite_path) as conn:  # LangGraph's older writes table, without task_path
-        conn.execute("CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL "
-                     "DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER "
-                     "NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY "
-                     "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx))")
+    with sqlite3.connect(sqlite_path) as conn:
+        conn.execute(OLD_WRITES_TABLE)
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         saver.setup()
         saver.setup()  # idempotent
         (saved,) = put_chain(saver, n=1)
         saver.put_writes(saved, [("n", 1)], "task", "path")
         assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)]
+
+
+async def test_reads_a_read_only_file_from_before_task_path(sqlite_path):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        (saved,) = put_chain(saver, n=1)
+    with sqlite3.connect(sqlite_path) as conn:  # rebuild writes as an old LangGraph left it
+        conn.execute("DROP TABLE writes")
+        conn.execute(OLD_WRITES_TABLE)
+        conn.execute("INSERT INTO writes VALUES ('t', '', ?, 'task', 0, 'n', 'msgpack', X'01')",
+                     (saved["configurable"]["checkpoint_id"],))
+    read_only = f"file:{sqlite_path}?mode=ro"
+    saver = SqliteSaver(sqlite3.connect(read_only, uri=True, check_same_thread=False))
+    assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)] and not saver.has_task_path
+    saver.conn.close()
+    import aiosqlite
+
+    async with aiosqlite.connect(read_only, uri=True) as conn:
+        assert (await AsyncSqliteSaver(conn).aget_tuple(saved)).pending_writes == [("task", "n", 1)]
 
 
 # --- threads and processes -----------------------------------------------------------------------

@@ -40,6 +40,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         self.conn = conn
         self.is_setup = False  # set True to skip creating tables (e.g. on a read-only file)
+        self.has_task_path = True  # False only on a read-only file from before LangGraph stored it
         self.lock = threading.Lock()  # one statement sequence at a time on the shared connection
 
     @classmethod
@@ -61,6 +62,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         except sqlite3.OperationalError as exc:
             if not sql.setup_done_anyway(exc):
                 raise
+            self.has_task_path = bool(self.conn.execute(sql.HAS_TASK_PATH).fetchone()[0])
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -71,7 +73,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             rows = self._fetch(query)
             if not rows:
                 return None
-            writes = self._fetch(sql.select_writes(rows[0]))
+            writes = self._fetch(sql.select_writes(rows[0], self.has_task_path))
         named = config if get_checkpoint_id(config) else None  # echoed back, as LangGraph does
         return sql.to_tuple(named, rows[0], writes, self.serde)
 
@@ -88,7 +90,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         while (query := pager.next_query()) is not None:
             with self._reading():
                 rows = self._fetch(query)
-                writes = [self._fetch(sql.select_writes(row)) for row in rows]
+                writes = [self._fetch(sql.select_writes(row, self.has_task_path)) for row in rows]
             pager.saw(rows)
             for row, found in zip(rows, writes):
                 yield sql.to_tuple(None, row, found, self.serde)

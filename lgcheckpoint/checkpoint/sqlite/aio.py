@@ -47,6 +47,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
                                "function), or use the sync SqliteSaver") from None
         self.conn = conn
         self.is_setup = False
+        self.has_task_path = True  # False only on a read-only file from before LangGraph stored it
         self.lock = asyncio.Lock()  # one statement sequence at a time on the shared connection
 
     @classmethod
@@ -69,6 +70,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         except sqlite3.OperationalError as exc:
             if not sql.setup_done_anyway(exc):
                 raise
+            found = await self.conn.execute_fetchall(sql.HAS_TASK_PATH)
+            self.has_task_path = bool(list(found)[0][0])
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -79,7 +82,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
             rows = await self._fetch(query)
             if not rows:
                 return None
-            writes = await self._fetch(sql.select_writes(rows[0]))
+            writes = await self._fetch(sql.select_writes(rows[0], self.has_task_path))
         named = config if get_checkpoint_id(config) else None  # echoed back, as LangGraph does
         return sql.to_tuple(named, rows[0], writes, self.serde)
 
@@ -96,7 +99,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         while (query := pager.next_query()) is not None:
             async with self._reading():
                 rows = await self._fetch(query)
-                writes = [await self._fetch(sql.select_writes(row)) for row in rows]
+                writes = [await self._fetch(sql.select_writes(row, self.has_task_path)) for row in rows]
             pager.saw(rows)
             for row, found in zip(rows, writes):
                 yield sql.to_tuple(None, row, found, self.serde)

@@ -68,6 +68,9 @@ CREATE TABLE IF NOT EXISTS writes (
 ADD_TASK_PATH = "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''"
 
 
+HAS_TASK_PATH = "SELECT COUNT(*) FROM pragma_table_info('writes') WHERE name = 'task_path'"
+
+
 def setup_done_anyway(exc: sqlite3.OperationalError) -> bool:
     """The column already exists, or the file is read-only: reads go ahead, writes will say why."""
     return "duplicate column" in str(exc) or "readonly" in str(exc)
@@ -129,11 +132,11 @@ def select_checkpoint(config: RunnableConfig) -> Query:
                  "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
 
 
-def select_writes(row: CheckpointRow) -> Query:
+def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
     """A checkpoint's pending writes, in the order the loop applies them."""
+    order = "task_path, task_id, idx" if has_task_path else "task_id, idx"  # old read-only file
     return Query("SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? AND "
-                 "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx",
-                 row[:3])
+                 f"checkpoint_ns = ? AND checkpoint_id = ? ORDER BY {order}", row[:3])
 
 
 def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
