@@ -62,7 +62,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         except sqlite3.OperationalError as exc:
             if not sql.setup_done_anyway(exc):
                 raise
-            self.has_task_path = bool(self.conn.execute(sql.HAS_TASK_PATH).fetchone()[0])
+            self.has_task_path = bool((self._fetch(Query(sql.HAS_TASK_PATH)))[0][0])
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -90,7 +90,8 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         while (query := pager.next_query()) is not None:
             with self._reading():
                 rows = self._fetch(query)
-                writes = [self._fetch(sql.select_writes(row, self.has_task_path)) for row in rows]
+                writes = [self._fetch(sql.select_writes(row, self.has_task_path))
+                          for row in rows]
             pager.saw(rows)
             for row, found in zip(rows, writes):
                 yield sql.to_tuple(None, row, found, self.serde)

@@ -46,7 +46,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
             raise RuntimeError("create AsyncSqliteSaver inside a running event loop (in an async "
                                "function), or use the sync SqliteSaver") from None
         self.conn = conn
-        self.is_setup = False
+        self.is_setup = False  # set True to skip creating tables (e.g. on a read-only file)
         self.has_task_path = True  # False only on a read-only file from before LangGraph stored it
         self.lock = asyncio.Lock()  # one statement sequence at a time on the shared connection
 
@@ -70,8 +70,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         except sqlite3.OperationalError as exc:
             if not sql.setup_done_anyway(exc):
                 raise
-            found = await self.conn.execute_fetchall(sql.HAS_TASK_PATH)
-            self.has_task_path = bool(list(found)[0][0])
+            self.has_task_path = bool((await self._fetch(Query(sql.HAS_TASK_PATH)))[0][0])
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
@@ -99,7 +98,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         while (query := pager.next_query()) is not None:
             async with self._reading():
                 rows = await self._fetch(query)
-                writes = [await self._fetch(sql.select_writes(row, self.has_task_path)) for row in rows]
+                writes = [await self._fetch(sql.select_writes(row, self.has_task_path))
+                          for row in rows]
             pager.saw(rows)
             for row, found in zip(rows, writes):
                 yield sql.to_tuple(None, row, found, self.serde)
