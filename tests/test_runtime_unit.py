@@ -182,3 +182,27 @@ def test_get_graph_names_nodes_and_edges():
     assert set(drawn.nodes) == {"__start__", "a", "b", "__end__"}
     assert {(e.source, e.target) for e in drawn.edges} == {
         ("__start__", "a"), ("a", "b"), ("b", "__end__")}
+
+
+def test_stopping_a_stream_early_keeps_what_ran():
+    saver = InMemorySaver()
+    cfg = {"configurable": {"thread_id": "early"}}
+    for chunk in chain(saver).stream({"x": 1}, cfg, stream_mode="updates"):
+        assert chunk == {"a": {"x": 2, "log": ["a"]}}
+        break
+    assert graph_step(saver, cfg) >= 0  # the step that ran is saved
+    assert chain(saver).invoke(None, cfg)["log"] == ["a", "b"]  # and the thread resumes
+
+
+def test_astream_stopped_early():
+    async def first_chunk():
+        stream = chain().astream({"x": 1}, stream_mode="updates")
+        async for chunk in stream:
+            await stream.aclose()
+            return chunk
+
+    assert asyncio.run(first_chunk()) == {"a": {"x": 2, "log": ["a"]}}
+
+
+def graph_step(saver, cfg):
+    return saver.get_tuple(cfg).metadata["step"]

@@ -110,6 +110,10 @@ class Pregel:
                 yield from drain(run, subgraphs, stream_mode)
                 if run.durability == "sync":
                     saves.flush()
+        except GeneratorExit:  # the caller stopped reading: save what ran, then stop
+            self._finish(loop, None)
+            saves.close()
+            raise
         except BaseException as exc:
             error = exc
         finally:
@@ -141,6 +145,10 @@ class Pregel:
                     yield chunk
                 if run.durability == "sync":
                     await saves.flush()
+        except GeneratorExit:
+            self._finish(loop, None)
+            await saves.close()
+            raise
         except BaseException as exc:
             error = exc
         suppressed = self._finish(loop, error)
