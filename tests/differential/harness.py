@@ -187,14 +187,21 @@ def raised_by_scenario(exc: BaseException) -> bool:
 
 
 def dump_saver(list_thread: Callable[[str], list], threads: list[str]) -> list[dict]:
-    """Every checkpoint of the given threads, namespaces in order of creation, oldest first."""
+    """Every checkpoint of the given threads, oldest first, per namespace; the root namespace
+    first, then subgraph namespaces by depth, name and content (parallel subgraphs race, so
+    neither their creation order nor their random task ids may decide the order)."""
     out = []
     for thread in threads:
-        tuples = list_thread(thread)
         by_ns: dict[str, list] = {}
-        for t in sorted(tuples, key=lambda t: t.checkpoint["id"]):
+        for t in sorted(list_thread(thread), key=lambda t: t.checkpoint["id"]):
             by_ns.setdefault(t.config["configurable"].get("checkpoint_ns", ""), []).append(t)
-        for ns, group in by_ns.items():
+
+        def order(item):
+            ns, group = item
+            content = [(t.checkpoint["channel_values"], t.metadata.get("step")) for t in group]
+            return (ns.count("|") + bool(ns), masked(ns), masked(content))
+
+        for ns, group in sorted(by_ns.items(), key=order):
             out.append({"thread": thread, "ns": ns, "checkpoints": [stored(t) for t in group]})
     return out
 

@@ -54,7 +54,10 @@ def test_missing_ours_module_fails_instead_of_skipping():
 
 def test_library_wording_and_config_internals_are_not_compared():
     norm = Normaliser()
-    assert norm("InvalidUpdateError('Expected dict, got x\nsee the docs')") == "InvalidUpdateError(...)"
+    assert (
+        norm("InvalidUpdateError('Expected dict, got x\nsee the docs')")
+        == "InvalidUpdateError(...)"
+    )
     assert norm("ValueError('boom')") == "ValueError('boom')"  # a node's own error keeps its text
     config = {"configurable": {"thread_id": "t", "__pregel_checkpointer": object()}}
     assert norm(config) == {"configurable": {"thread_id": "t"}}
