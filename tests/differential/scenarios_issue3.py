@@ -424,3 +424,41 @@ def bad_input(lib: Run):
     lib.invoke(graph, {"n": "not a number"}, thread("t1"))  # pydantic rejects it
     lib.invoke(two_step_graph(lib), {"nope": 1}, thread("t2"))  # no known key in the input
     lib.update_state(two_step_graph(lib), thread("t3"), {"n": 1}, as_node="no_such_node")
+
+
+@scenario
+def recursion_limit_boundary(lib: Run):
+    def inc(state):
+        return {"n": state["n"] + 1}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("inc", inc)
+    g.add_edge(lib.START, "inc")
+    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < 5 else lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    for limit in (4, 5, 6):  # the loop needs exactly 5 steps
+        lib.invoke(graph, {"n": 0}, {**thread(f"limit{limit}"), "recursion_limit": limit})
+
+
+@scenario
+def stream_modes_with_failure(lib: Run):
+    def boom(state):
+        raise KeyError("missing")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("ok", visit("ok", lib))
+    g.add_node("boom", boom)
+    g.add_edge(lib.START, "ok")
+    g.add_edge("ok", "boom")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.stream(graph, {"trail": []}, thread("t1"), stream_mode=["tasks", "checkpoints", "updates"])
+    lib.stream(graph, {"trail": []}, thread("t2"), stream_mode="debug")
+
+
+@scenario
+def interleaved_threads(lib: Run):
+    graph = two_step_graph(lib, interrupt_before=["b"])
+    for t in ("one", "two"):
+        lib.invoke(graph, {"trail": [t]}, thread(t))
+    for t in ("two", "one"):
+        lib.invoke(graph, None, thread(t))

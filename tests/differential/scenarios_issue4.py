@@ -499,3 +499,90 @@ def send_to_subgraph(lib: Run):
         lib.START, lambda s: [lib.Send("child", {"n": i, "trail": []}) for i in (1, 2)]
     )
     lib.invoke(g.compile(checkpointer=lib.saver()), {"trail": []}, thread())
+
+
+@scenario
+def failure_with_exit_durability(lib: Run):
+    def flaky(state):
+        lib.count("flaky")
+        if lib.calls["flaky"] == 1:
+            raise ValueError("first try fails")
+        return {"trail": ["flaky"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("flaky", flaky)
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "flaky")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, durability="exit")  # what is saved when a run fails?
+    lib.invoke(graph, None, cfg, durability="exit")
+
+
+@scenario
+def approve_or_reject(lib: Run):
+    def review(state):
+        verdict = lib.interrupt({"draft": state["trail"][-1]})
+        return lib.Command(goto="publish" if verdict == "ok" else "rewrite")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("draft", visit("draft", lib))
+    g.add_node("review", review)
+    g.add_node("publish", visit("publish", lib))
+    g.add_node("rewrite", visit("rewrite", lib))
+    g.add_edge(lib.START, "draft")
+    g.add_edge("draft", "review")
+    g.add_edge("rewrite", "review")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="no"), cfg)
+    lib.invoke(graph, lib.Command(resume="ok"), cfg)
+
+
+@scenario
+def retry_on_filter(lib: Run):
+    def picky(state):
+        lib.count("picky")
+        raise TypeError("not retryable")
+
+    g = lib.StateGraph(Trail)
+    policy = lib.RetryPolicy(max_attempts=3, initial_interval=0.001, retry_on=ConnectionError)
+    g.add_node("picky", picky, retry_policy=policy)
+    g.add_edge(lib.START, "picky")
+    lib.invoke(g.compile(checkpointer=lib.saver()), {"trail": []}, thread())
+
+
+@scenario
+def update_subgraph_state_while_interrupted(lib: Run):
+    graph = parent_graph(lib, child_graph(lib, ask=True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    child_config = lib.get_state(graph, cfg, subgraphs=True).tasks[0].state.config
+    lib.update_state(graph, child_config, {"trail": ["edited inside"]})
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="after edit"), cfg)
+
+
+@scenario
+def subgraph_compiled_with_interrupt_before(lib: Run):
+    sub = lib.StateGraph(Trail)
+    sub.add_node("inner", visit("inner", lib))
+    sub.add_node("inner2", visit("inner2", lib))
+    sub.add_edge(lib.START, "inner")
+    sub.add_edge("inner", "inner2")
+    graph = parent_graph(lib, sub.compile(interrupt_before=["inner2"]))
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=["updates", "checkpoints"], subgraphs=True)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, None, cfg)
+
+
+@scenario
+def time_travel_before_subgraph(lib: Run):
+    graph = parent_graph(lib, child_graph(lib))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    before_child = checkpoint_at_step(lib, graph, cfg, 1)
+    lib.stream(graph, None, before_child, stream_mode="updates", subgraphs=True)
