@@ -185,3 +185,24 @@ def test_a_closed_connection_says_so(env):
     refused(env, lambda: graph.get_state(env.config), error, *words)
     refused(env, lambda: graph.update_state(env.config, {"value": 2}), error, *words)
     refused(env, lambda: list(saver.list(None)), error, *words)
+
+
+async def test_a_closed_async_saver_says_so(env):
+    """The async savers after their ``async with`` block: the same clear words."""
+    if env.kind == "sqlite":
+        from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver as Saver
+
+        error, words = RuntimeError, ("closed", "from_conn_string")
+    else:
+        from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver as Saver
+
+        error, words = psycopg.OperationalError, ("closed", "open one")
+    async with Saver.from_conn_string(env.target) as saver:
+        pass
+    graph, before = small_graph(saver), env.rows()
+    for call in (lambda: saver.aget_tuple(env.config), lambda: graph.aget_state(env.config),
+                 lambda: graph.ainvoke({"value": 1, "log": []}, env.config)):
+        with pytest.raises(error) as info:
+            await call()
+        assert all(word in str(info.value) for word in words), info.value
+    assert env.rows() == before
