@@ -299,7 +299,7 @@ def test_nul_in_a_filter_key_is_refused_before_any_sql(sqlite_path, key):
             list(saver.list(None, filter={key: "loop"}))
 
 
-def test_filter_values_compare_by_json_type(sqlite_path):
+def test_filter_values_compare_as_python_equality(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         for i, value in enumerate([1, True, "1", 1.5, None, {"k": [1, 2]}, [1, "a"]]):
             put_chain(saver, f"t{i}", n=1, v=value)
@@ -309,7 +309,8 @@ def test_filter_values_compare_by_json_type(sqlite_path):
             found = saver.list(None, filter={"v": value})
             return sorted(t.config["configurable"]["thread_id"] for t in found)
 
-        assert threads(1) == ["t0"] and threads(True) == ["t1"] and threads("1") == ["t2"]
+        assert threads(1) == threads(True) == threads(1.0) == ["t0", "t1"]  # as 1 == True in Python
+        assert threads("1") == ["t2"] and threads(False) == []
         assert threads(1.5) == ["t3"] and threads({"k": [1, 2]}) == ["t5"]
         assert threads([1, "a"]) == ["t6"]
         assert threads(None) == ["missing", "t4"]  # like LangGraph: a missing key counts as None
@@ -485,3 +486,62 @@ def test_memory_database(tmp_path):
     with SqliteSaver.from_conn_string(":memory:") as saver:
         put_chain(saver, n=2)
         assert len(list(saver.list(cfg()))) == 2
+
+
+# --- property: any sequence of verbs leaves both libraries' savers in the same state --------------
+def test_random_verb_sequences_match_langgraph():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    meta_values = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["a", "b"]),
+                            st.lists(st.integers(0, 2), max_size=2),
+                            st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 2)))
+    put = st.tuples(st.just("put"), st.sampled_from(["t1", "t2"]), st.sampled_from(["", "sub:1"]),
+                    st.booleans(), st.dictionaries(st.sampled_from(["k", "run_id", "a.b"]), meta_values))
+    writes = st.lists(st.tuples(st.sampled_from(["x", "y", "__error__", "__interrupt__"]),
+                                st.integers(0, 9)), min_size=1, max_size=3)
+    put_writes = st.tuples(st.just("put_writes"), st.integers(0, 50), writes,
+                           st.sampled_from(["task1", "task2"]), st.sampled_from(["", "~a", "~b"]))
+    # not "a.b": LangGraph reads a dotted filter key as a path a -> b (see the test below)
+    filters = st.dictionaries(st.sampled_from(["k", "run_id", "step"]), meta_values, max_size=2)
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(st.lists(st.one_of(put, put_writes), max_size=12), filters)
+    def check(verbs, filter):
+        with SqliteSaver.from_conn_string(":memory:") as ours, \
+                LGSqliteSaver.from_conn_string(":memory:") as lg:
+            saved: list[dict] = []
+            for n, verb in enumerate(verbs):
+                if verb[0] == "put":
+                    _, thread, ns, child, meta = verb
+                    parent = next((c for c in reversed(saved) if child and
+                                   c["configurable"]["thread_id"] == thread), None)
+                    config = cfg(thread, ns, parent and parent["configurable"]["checkpoint_id"])
+                    checkpoint = {**make_checkpoint(n=n), "id": f"1f000000-0000-6000-8000-{n:012d}"}
+                    results = [s.put(config, checkpoint, {"step": n, **meta}, {}) for s in (ours, lg)]
+                    assert results[0] == results[1]
+                    saved.append(results[0])
+                elif saved:
+                    _, pick, some_writes, task, path = verb
+                    for s in (ours, lg):
+                        s.put_writes(saved[pick % len(saved)], some_writes, task, path)
+            for query in [dict(config=None), dict(config=cfg("t1")), dict(config=None, filter=filter),
+                          dict(config=cfg("t2", "sub:1"), limit=2)]:
+                assert [tuple(t) for t in ours.list(**query)] == [tuple(t) for t in lg.list(**query)]
+            for config in saved + [cfg("t1"), cfg("t2", "sub:1")]:
+                mine, theirs = ours.get_tuple(config), lg.get_tuple(config)
+                assert (mine and tuple(mine)) == (theirs and tuple(theirs))
+
+    check()
+
+
+def test_a_dotted_filter_key_is_one_key_here_and_a_path_in_langgraph():
+    checkpoint = make_checkpoint()
+    metadata_rows = [{"a.b": 1}, {"a": {"b": 1}}]
+    found = {}
+    for name, saver_class in [("ours", SqliteSaver), ("langgraph", LGSqliteSaver)]:
+        with saver_class.from_conn_string(":memory:") as saver:
+            for i, meta in enumerate(metadata_rows):
+                saver.put(cfg(f"t{i}"), {**checkpoint, "id": f"id-{i}"}, meta, {})
+            found[name] = [t.metadata for t in saver.list(None, filter={"a.b": 1})]
+    assert found == {"ours": [{"a.b": 1}], "langgraph": [{"a": {"b": 1}}]}

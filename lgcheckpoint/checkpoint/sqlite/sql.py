@@ -152,10 +152,9 @@ def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
     entry = "SELECT 1 FROM json_each(CAST(metadata AS TEXT)) WHERE key = ?"
     if value is None:  # like LangGraph: a missing key counts as None
         return f"NOT EXISTS ({entry} AND type != 'null')", [key]
-    if isinstance(value, bool):
-        return f"EXISTS ({entry} AND type = ?)", [key, "true" if value else "false"]
-    if isinstance(value, (int, float)):
-        return f"EXISTS ({entry} AND type IN ('integer', 'real') AND value = ?)", [key, value]
+    if isinstance(value, (bool, int, float)):  # as in Python (and LangGraph): True == 1, 0 == 0.0
+        return (f"EXISTS ({entry} AND type IN ('integer', 'real', 'true', 'false') "
+                "AND value = ?)", [key, value])
     if isinstance(value, str):
         return f"EXISTS ({entry} AND type = 'text' AND value = ?)", [key, value]
     if isinstance(value, (dict, list)):
