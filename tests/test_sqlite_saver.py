@@ -493,11 +493,12 @@ def test_random_verb_sequences_match_langgraph():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    meta_values = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["a", "b"]),
-                            st.lists(st.integers(0, 2), max_size=2),
+    meta_values = st.one_of(st.none(), st.booleans(), st.integers(-2, 2),
+                            st.sampled_from(["a", "b"]), st.lists(st.integers(0, 2), max_size=2),
                             st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 2)))
     put = st.tuples(st.just("put"), st.sampled_from(["t1", "t2"]), st.sampled_from(["", "sub:1"]),
-                    st.booleans(), st.dictionaries(st.sampled_from(["k", "run_id", "a.b"]), meta_values))
+                    st.booleans(),
+                    st.dictionaries(st.sampled_from(["k", "run_id", "a.b"]), meta_values))
     writes = st.lists(st.tuples(st.sampled_from(["x", "y", "__error__", "__interrupt__"]),
                                 st.integers(0, 9)), min_size=1, max_size=3)
     put_writes = st.tuples(st.just("put_writes"), st.integers(0, 50), writes,
@@ -518,16 +519,19 @@ def test_random_verb_sequences_match_langgraph():
                                    c["configurable"]["thread_id"] == thread), None)
                     config = cfg(thread, ns, parent and parent["configurable"]["checkpoint_id"])
                     checkpoint = {**make_checkpoint(n=n), "id": f"1f000000-0000-6000-8000-{n:012d}"}
-                    results = [s.put(config, checkpoint, {"step": n, **meta}, {}) for s in (ours, lg)]
+                    meta = {"step": n, **meta}
+                    results = [s.put(config, checkpoint, meta, {}) for s in (ours, lg)]
                     assert results[0] == results[1]
                     saved.append(results[0])
                 elif saved:
                     _, pick, some_writes, task, path = verb
                     for s in (ours, lg):
                         s.put_writes(saved[pick % len(saved)], some_writes, task, path)
-            for query in [dict(config=None), dict(config=cfg("t1")), dict(config=None, filter=filter),
+            for query in [dict(config=None), dict(config=cfg("t1")),
+                          dict(config=None, filter=filter),
                           dict(config=cfg("t2", "sub:1"), limit=2)]:
-                assert [tuple(t) for t in ours.list(**query)] == [tuple(t) for t in lg.list(**query)]
+                mine, theirs = ours.list(**query), lg.list(**query)
+                assert [tuple(t) for t in mine] == [tuple(t) for t in theirs]
             for config in saved + [cfg("t1"), cfg("t2", "sub:1")]:
                 mine, theirs = ours.get_tuple(config), lg.get_tuple(config)
                 assert (mine and tuple(mine)) == (theirs and tuple(theirs))
