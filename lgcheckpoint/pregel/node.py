@@ -41,6 +41,9 @@ class Branch:
     reads: list[str]  # state keys the path function sees
     mapper: Callable | None  # dict -> schema object (dataclass / pydantic)
 
+    def __post_init__(self) -> None:
+        self.wants_config = accepts(self.path, "config")
+
     def destinations(self, result: Any) -> list[str | Send]:
         """Map what path() returned to node names or Send packets; refuse nonsense."""
         results = result if isinstance(result, (list, tuple)) else [result]

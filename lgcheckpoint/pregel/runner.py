@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import itertools
 import queue
 import random
 import threading
@@ -22,22 +23,12 @@ from lgcheckpoint.constants import NS_END, NS_SEP
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
-from lgcheckpoint.types import Command, RetryPolicy, Send, current_task
+from lgcheckpoint.types import Command, Send, current_task
 
 Commit = Callable[[Task, "BaseException | None"], None]
 
 
 # --- one task ------------------------------------------------------------------------------
-def node_args(task: Task, fn: Callable, value: Any, wants_config: bool, wants_writer: bool
-              ) -> tuple[tuple, dict]:
-    kwargs: dict = {}
-    if wants_config:
-        kwargs["config"] = task_config(task)
-    if wants_writer:
-        kwargs["writer"] = task.config.get("configurable", {}).get("__lg_writer", lambda _: None)
-    return (value,), kwargs
-
-
 def task_config(task: Task) -> dict:
     """The config a node sees: the run's config plus where this task runs."""
     conf = task.config["configurable"]
@@ -53,13 +44,48 @@ def task_config(task: Task) -> dict:
                          "__lg_task_id": task.id}}
 
 
-def finish_writes(task: Task, result: Any, known_nodes: Any) -> None:
-    """Collect the writes a node's return value implies (updates, gotos, edges)."""
+def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
+              wants_writer: bool = False) -> Any:
+    """Call a node or path function with the extras it declared (config=, writer=)."""
+    kwargs: dict = {}
+    if wants_config:
+        kwargs["config"] = task_config(task)
+    if wants_writer:
+        kwargs["writer"] = task.config["configurable"].get("__lg_writer", lambda _: None)
+    return fn(value, **kwargs)
+
+
+def call_node(task: Task) -> Any:
+    node = task.node
+    if node.subgraph is not None:
+        return node.subgraph.run_as_node(task, task.input)
+    if node.func is None:  # START forwards the input
+        return task.input
+    if node.is_async:
+        raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
+    return call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+
+
+async def acall_node(task: Task) -> Any:
+    node = task.node
+    if node.subgraph is not None:
+        return await node.subgraph.arun_as_node(task, task.input)
+    if node.func is None or not node.is_async:  # sync nodes run in a worker thread
+        ctx = contextvars.copy_context()
+        return await asyncio.to_thread(ctx.run, call_node, task)
+    return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+
+
+def collect_writes(task: Task, result: Any, graph: Any) -> list:
+    """The writes a node's result implies (updates, gotos, edges); returns the pending
+    conditional edges as (branch, path result) to finish with add_branch_writes."""
     node = task.node
     task.writes.extend(node.update_writes(result))
     task.writes.extend(node.control_writes(result))
     task.writes.extend(node.static_writes())
-    check_sends(task, known_nodes)
+    check_sends(task, graph.nodes)
+    return [(b, call_user(task, b.path, branch_input(task, b), b.wants_config))
+            for b in node.branches]
 
 
 def branch_input(task: Task, branch: Any) -> Any:
@@ -70,9 +96,10 @@ def branch_input(task: Task, branch: Any) -> Any:
     return {**task.input, **state} if isinstance(task.input, dict) else state
 
 
-def add_branch_writes(task: Task, branch: Any, result: Any, known_nodes: Any) -> None:
-    task.writes.extend(branch_writes(branch.destinations(result)))
-    check_sends(task, known_nodes)
+def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
+    for branch, result in routes:
+        task.writes.extend(branch_writes(branch.destinations(result)))
+    check_sends(task, graph.nodes)
 
 
 def check_sends(task: Task, known_nodes: Any) -> None:
@@ -83,20 +110,19 @@ def check_sends(task: Task, known_nodes: Any) -> None:
                 f"Send(node=...) must name one of {sorted(n for n in known_nodes if n[:2] != '__')}")
 
 
-def retry_delay(policy: RetryPolicy, attempts: int) -> float:
-    delay = min(policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempts - 1))
-    return delay + random.uniform(0, 1) if policy.jitter else delay
-
-
-def retry_policy_for(policies: Any, exc: Exception, attempts: int) -> RetryPolicy | None:
-    """The first policy that wants this error retried and has attempts left, if any."""
-    for policy in policies:
+def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
+    """Seconds to wait before the next attempt; re-raises if no policy retries this error."""
+    for policy in task.node.retry_policy:
         on = policy.retry_on
         wanted = on(exc) if callable(on) and not isinstance(on, type) else isinstance(
             exc, tuple(on) if isinstance(on, (list, tuple)) else on)
+        if wanted and attempts < policy.max_attempts:
+            delay = min(policy.max_interval,
+                        policy.initial_interval * policy.backoff_factor ** (attempts - 1))
+            return delay + random.uniform(0, 1) if policy.jitter else delay
         if wanted:
-            return policy if attempts < policy.max_attempts else None
-    return None
+            break
+    raise exc
 
 
 def parent_command_target(task: Task, exc: ParentCommand) -> bool:
@@ -105,105 +131,51 @@ def parent_command_target(task: Task, exc: ParentCommand) -> bool:
     if cmd.graph in (task.ns, task.ns.split(NS_END)[0], task.name):
         return True
     if cmd.graph == Command.PARENT:  # address it to the graph that runs this task
-        parts = task.ns.split(NS_SEP)
-        exc.command = replace(cmd, graph=NS_SEP.join(parts[:-1]))
+        exc.command = replace(cmd, graph=NS_SEP.join(task.ns.split(NS_SEP)[:-1]))
         exc.args = (exc.command,)
     return False
 
 
 def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
-    attempts = 0
-    while True:
+    for attempts in itertools.count(1):
         task.writes.clear()
         token = current_task.set(task)
         try:
-            return collect_writes(task, call_node(task), graph)
-        except ParentCommand as exc:
-            if not parent_command_target(task, exc):
-                raise
-            return collect_writes(task, exc.command, graph)
-        except GraphInterrupt:
+            try:
+                return add_branch_writes(task, collect_writes(task, call_node(task), graph), graph)
+            except ParentCommand as exc:  # a subgraph's Command(graph=PARENT) for this task
+                if not parent_command_target(task, exc):
+                    raise
+                return add_branch_writes(task, collect_writes(task, exc.command, graph), graph)
+        except (GraphInterrupt, ParentCommand):
             raise
         except Exception as exc:
-            attempts += 1
-            if (policy := retry_policy_for(task.node.retry_policy, exc, attempts)) is None:
-                raise
-            time.sleep(retry_delay(policy, attempts))
+            time.sleep(retry_delay(task, exc, attempts))
         finally:
             current_task.reset(token)
-
-
-def call_node(task: Task) -> Any:
-    node = task.node
-    if node.subgraph is not None:
-        return node.subgraph.run_as_node(task, task.input)
-    if node.func is None:
-        return task.input
-    if node.is_async:
-        raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
-    args, kwargs = node_args(task, node.func, task.input, node.wants_config,
-                             node.wants_writer)
-    return node.func(*args, **kwargs)
-
-
-def collect_writes(task: Task, result: Any, graph: Any) -> None:
-    finish_writes(task, result, graph.nodes)
-    for branch in task.node.branches:
-        add_branch_writes(task, branch, call_plain(task, branch.path, branch_input(task, branch)),
-                          graph.nodes)
-
-
-def call_plain(task: Task, fn: Callable, value: Any) -> Any:
-    from lgcheckpoint.pregel.node import accepts
-
-    return fn(value, config=task_config(task)) if accepts(fn, "config") else fn(value)
 
 
 async def arun_task(task: Task, graph: Any) -> None:
-    """Async twin of run_task: awaits async nodes, runs sync ones in a worker thread."""
-    attempts = 0
-    while True:
+    """Async twin of run_task: awaits async nodes and path functions."""
+    for attempts in itertools.count(1):
         task.writes.clear()
         token = current_task.set(task)
         try:
-            return await acollect_writes(task, await acall_node(task), graph)
-        except ParentCommand as exc:
-            if not parent_command_target(task, exc):
-                raise
-            return await acollect_writes(task, exc.command, graph)
-        except GraphInterrupt:
+            try:
+                routes = collect_writes(task, await acall_node(task), graph)
+            except ParentCommand as exc:
+                if not parent_command_target(task, exc):
+                    raise
+                routes = collect_writes(task, exc.command, graph)
+            routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
+            return add_branch_writes(task, routes, graph)
+        except (GraphInterrupt, ParentCommand):
             raise
         except Exception as exc:
-            attempts += 1
-            if (policy := retry_policy_for(task.node.retry_policy, exc, attempts)) is None:
-                raise
-            await asyncio.sleep(retry_delay(policy, attempts))
+            await asyncio.sleep(retry_delay(task, exc, attempts))
         finally:
             current_task.reset(token)
-
-
-async def acall_node(task: Task) -> Any:
-    node = task.node
-    if node.subgraph is not None:
-        return await node.subgraph.arun_as_node(task, task.input)
-    if node.func is None:
-        return task.input
-    args, kwargs = node_args(task, node.func, task.input, node.wants_config,
-                             node.wants_writer)
-    if node.is_async:
-        return await node.func(*args, **kwargs)
-    ctx = contextvars.copy_context()
-    return await asyncio.to_thread(ctx.run, node.func, *args, **kwargs)
-
-
-async def acollect_writes(task: Task, result: Any, graph: Any) -> None:
-    finish_writes(task, result, graph.nodes)
-    for branch in task.node.branches:
-        result = call_plain(task, branch.path, branch_input(task, branch))
-        if asyncio.iscoroutine(result):
-            result = await result
-        add_branch_writes(task, branch, result, graph.nodes)
 
 
 # --- one step --------------------------------------------------------------------------------
