@@ -48,6 +48,7 @@ class Job(TypedDict, total=False):
     log: str  # the external log file
     kill_at: int  # SIGKILL this process at this event (0: never)
     hold: str  # a node that sleeps until the harness kills the process
+    api: str  # "sync" (invoke on SqliteSaver / PostgresSaver) or "async" (ainvoke on the a-savers)
     library: str  # "lgcheckpoint" (default) or "langgraph", the reference, for comparison
     sabotage: str  # a broken saver, to show the checks see it: "forget_pending" | "drop_writes"
 
@@ -142,6 +143,18 @@ def acked(saver_cls: type, sabotage: str = "") -> type:
             REC.log(kind="ack", verb="put_writes", task=task_id,
                     checkpoint=config["configurable"]["checkpoint_id"])
 
+        async def aput(self, config, checkpoint, metadata, new_versions):
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+            REC.log(kind="ack", verb="put", checkpoint=checkpoint["id"])
+            return saved
+
+        async def aput_writes(self, config, writes, task_id, task_path=""):
+            if sabotage == "drop_writes":
+                return
+            await super().aput_writes(config, writes, task_id, task_path)
+            REC.log(kind="ack", verb="put_writes", task=task_id,
+                    checkpoint=config["configurable"]["checkpoint_id"])
+
     return Acked
 
 
@@ -184,11 +197,54 @@ def open_saver(job: Job) -> Any:
     return acked(PostgresSaver, job.get("sabotage", ""))(conn)
 
 
+async def open_async_saver(job: Job) -> Any:
+    """The async twin of open_saver: AsyncSqliteSaver on aiosqlite, AsyncPostgresSaver."""
+    if job["saver"] == "sqlite":
+        import aiosqlite
+
+        from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        conn = await aiosqlite.connect(job["target"], timeout=30)
+        await conn.set_trace_callback(REC.tick)
+        return acked(AsyncSqliteSaver, job.get("sabotage", ""))(conn)
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    class CountingCursor(psycopg.AsyncCursor):
+        async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            REC.tick(query)
+            result = await super().execute(query, *args, **kwargs)
+            REC.tick(f"after {query}")
+            return result
+
+    conn = await psycopg.AsyncConnection.connect(
+        job["target"], autocommit=True, prepare_threshold=0, cursor_factory=CountingCursor,
+        row_factory=dict_row)
+    return acked(AsyncPostgresSaver, job.get("sabotage", ""))(conn)
+
+
+async def arun_job(job: Job) -> None:
+    """run_job with ainvoke on an async saver."""
+    saver = await open_async_saver(job)
+    graph = build_graph(saver, job.get("hold"))
+    config = {"configurable": {"thread_id": job["thread_id"]}}
+    fresh = await saver.aget_tuple(config) is None
+    result = await graph.ainvoke(INITIAL if fresh else None, config, durability=job["durability"])
+    REC.log(kind="end", result=result, events=REC.events)
+    await saver.conn.close()
+
+
 def run_job(job: Job) -> None:
     """Start the thread, or continue it where the last process stopped; log the end."""
     global REC
     REC = Recorder(job["log"], job.get("kill_at", 0))
     REC.log(kind="start", pid=os.getpid(), kill_at=job.get("kill_at", 0))
+    if job.get("api") == "async":
+        import asyncio
+
+        return asyncio.run(arun_job(job))
     saver = open_saver(job)
     graph = build_graph(saver, job.get("hold"), job.get("library", "lgcheckpoint"))
     config = {"configurable": {"thread_id": job["thread_id"]}}
@@ -220,6 +276,7 @@ if __name__ == "__main__":
         import importlib
 
         for module in ("lgcheckpoint.checkpoint.postgres", "lgcheckpoint.checkpoint.sqlite",
+                       "lgcheckpoint.checkpoint.postgres.aio", "lgcheckpoint.checkpoint.sqlite.aio",
                        "langgraph.graph", "langgraph.checkpoint.sqlite"):
             importlib.import_module(module)  # once, here, not in every forked child
         serve()

@@ -13,7 +13,8 @@ until one finishes. Then, for every trial:
 * write first, publish last: each "loop" checkpoint at step s > 0 has, on its parent, the writes
   of every task that produced it (the tasks whose ``versions_seen`` changed).
 
-Half of the kills land 0.5-3 ms after their event, while a statement is in flight. The issue-4
+Half of the kills land 0.5-3 ms after their event, while a statement is in flight. The same
+runs with ``ainvoke`` on AsyncSqliteSaver / AsyncPostgresSaver (``ASYNC_API_TRIALS`` each). The issue-4
 test kills mid-step on purpose: two siblings saved their writes, the third sleeps. Two self-tests
 show the checks see a broken saver, and the same harness runs on LangGraph 1.2 itself, as a
 printed figure (its async durability leaves writes of checkpoints never published).
@@ -36,6 +37,7 @@ from tests.reliability.helpers import (
 
 TRIALS = int(os.environ.get("RELIABILITY_TRIALS", "60"))  # kill points per saver x durability
 REFERENCE_TRIALS = max(1, TRIALS // 2)  # LangGraph under the same harness: a figure, not a gate
+ASYNC_API_TRIALS = max(1, TRIALS // 3)  # ainvoke + async savers: same loop, other front door
 WORKERS = 2  # the machine has two cores
 MAX_KILLS = 3  # first run plus up to two killed resumes, then one runs to the end
 PROBLEMS = ("final state differs", "checkpoint steps differ", "not one chain",
@@ -82,11 +84,12 @@ class Trial:
         self.checkpoints_at_kills: set[str] = set()
         self.sabotage = ""  # only to show that the checks catch a broken saver
         self.library = "lgcheckpoint"  # or "langgraph": the same harness on the reference
+        self.api = "sync"  # or "async": ainvoke on AsyncSqliteSaver / AsyncPostgresSaver
 
     def job(self, kill_at: int, hold: str | None = None) -> dict:
         return {"saver": self.kind, "target": self.target, "thread_id": self.thread_id,
                 "durability": self.mode, "log": self.log, "kill_at": kill_at, "hold": hold,
-                "sabotage": self.sabotage, "library": self.library}
+                "sabotage": self.sabotage, "library": self.library, "api": self.api}
 
     def run(self, runner: ChildRunner, kill_points: list[int], until: Any = None,
             hold: str | None = None) -> None:
@@ -174,10 +177,10 @@ def order_problems(history: list[Any], task_node: dict[str, str]) -> list[str]:
 
 
 def reference_run(runner: ChildRunner, kind: str, target: str, mode: str, log: str,
-                  library: str = "lgcheckpoint") -> dict:
+                  library: str = "lgcheckpoint", api: str = "sync") -> dict:
     """An uninterrupted run: its final state, checkpoint steps and number of events."""
     trial = Trial(kind, target, mode, f"reference-{os.path.basename(log)}-{mode}", log)
-    trial.library = library
+    trial.library, trial.api = library, api
     trial.run(runner, [])
     end = [e for e in read_log(log) if e["kind"] == "end"][-1]
     with open_saver(kind, target) as saver:
@@ -190,10 +193,10 @@ def reference_run(runner: ChildRunner, kind: str, target: str, mode: str, log: s
 
 # --- the tests ---------------------------------------------------------------------------------
 def kill_trials(kind: str, mode: str, runners: list, tmp_path: Any, request: Any,
-                trials: int, library: str = "lgcheckpoint") -> tuple[dict, dict]:
+                trials: int, library: str = "lgcheckpoint", api: str = "sync") -> tuple[dict, dict]:
     """Seeded kill points over the whole run, each trial resumed to the end; summed counts."""
     reference = reference_run(runners[0], kind, target_for(kind, tmp_path, "reference", request),
-                              mode, str(tmp_path / "reference.log"), library)
+                              mode, str(tmp_path / "reference.log"), library, api)
     free: queue.Queue = queue.Queue()
     for runner in runners:
         free.put(runner)
@@ -204,10 +207,10 @@ def kill_trials(kind: str, mode: str, runners: list, tmp_path: Any, request: Any
         points = [rng.randint(1, reference["events"])] + [
             rng.randint(1, reference["events"]) if rng.random() < 0.3 else 0
             for _ in range(MAX_KILLS - 1)]
-        name = f"trial-{library}-{mode}-{i}"
+        name = f"trial-{library}-{api}-{mode}-{i}"
         trial = Trial(kind, target_for(kind, tmp_path, name, request), mode, name,
                       str(tmp_path / f"{name}.log"))
-        trial.library = library
+        trial.library, trial.api = library, api
         runner = free.get()  # each runner serves one trial at a time
         try:
             trial.run(runner, points)
@@ -230,6 +233,18 @@ def test_kill_anywhere_then_resume(kind, mode, runners, tmp_path, request):
            f"{total['in_nodes']}, reads {total['in_reads']}, writes {total['in_writes']} of which "
            f"at COMMIT {total['at_commit']}; {total['in_flight']} of all 0.5-3 ms late, in "
            f"flight); redone (uncommitted work run again) {total['redone']}; "
+           f"{reference['events']} kill points/run")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_kill_anywhere_then_resume_with_ainvoke(kind, mode, runners, tmp_path, request):
+    """The same on the async front door: ainvoke on AsyncSqliteSaver / AsyncPostgresSaver."""
+    total, reference = kill_trials(kind, mode, runners, tmp_path, request, ASYNC_API_TRIALS,
+                                   api="async")
+    record(f"crash-resume {kind} {mode}, ainvoke + async saver: {ASYNC_API_TRIALS}/"
+           f"{ASYNC_API_TRIALS} ok, re-executed {total['re_executed']}, lost {total['lost']}; "
+           f"processes killed {total['kills']}; redone {total['redone']}; "
            f"{reference['events']} kill points/run")
 
 
