@@ -231,6 +231,42 @@ def test_prune_and_delete_for_runs_drop_only_unshared_blobs(saver):
     assert saver.get_tuple(cfg("runs")).parent_config is None
 
 
+def test_prune_keep_latest_drops_finished_subgraph_calls_like_langgraph(postgres_uri):
+    """Same rows in two schemas, pruned by each library: the same checkpoints survive."""
+    root_ids = [empty_checkpoint()["id"], empty_checkpoint()["id"]]
+    layout = [  # (namespace, root checkpoint it started from)
+        ("sub:done", root_ids[0]), ("sub:live", root_ids[1]), ("persist", root_ids[0]),
+        ("sub:unsaved", "no-such-root"),
+    ]
+
+    def fill_and_prune(saver_class, schema):
+        uri = make_conninfo(postgres_uri, options=f"-csearch_path={schema}")
+        with psycopg.connect(postgres_uri, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+        with saver_class.from_conn_string(uri) as target:
+            target.setup()
+            parent = cfg("t")
+            for checkpoint_id in root_ids:
+                checkpoint = {**make_checkpoint(step=1), "id": checkpoint_id}
+                parent = target.put(parent, checkpoint, {"parents": {}}, checkpoint["channel_versions"])
+            for ns, root in layout:
+                parent = cfg("t", ns)
+                for _ in range(2):
+                    checkpoint = make_checkpoint(inner=ns)
+                    parent = target.put(parent, checkpoint, {"parents": {"": root}}, checkpoint["channel_versions"])
+                target.put_writes(parent, [("inner", 1)], "task")
+            target.prune(["t"])
+            return sorted(
+                (t.config["configurable"]["checkpoint_ns"], t.checkpoint["channel_values"].get("inner"),
+                 len(t.pending_writes), t.parent_config is None)
+                for t in target.list({"configurable": {"thread_id": "t"}})
+            )
+
+    ours = fill_and_prune(PostgresSaver, "prune_ours")
+    assert ours == fill_and_prune(LGPostgresSaver, "prune_langgraph")
+    assert [ns for ns, *_ in ours] == ["", "persist", "sub:live", "sub:unsaved"]
+
+
 # --- filter keys are data, never SQL -------------------------------------------------------------
 ATTACKS = [
     "x') OR '1'='1",

@@ -9,8 +9,7 @@ single query of ``sql.SELECT_SQL``. The async twin is ``aio.py``, the same file 
         graph = builder.compile(checkpointer=saver)
 
 Left out compared with LangGraph: ``ShallowPostgresSaver``, an externally managed ``Pipeline``,
-DeltaChannel history, migrating pre-v4 checkpoints' pending sends, and keep_latest's special case
-for subgraph-call namespaces. Next: ``postgres/aio.py``.
+DeltaChannel history, and migrating pre-v4 checkpoints' pending sends. Next: ``postgres/aio.py``.
 """
 
 from __future__ import annotations
@@ -72,9 +71,9 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(sql.MIGRATIONS[0])
             last = cur.execute(sql.LAST_MIGRATION).fetchone()
-            for version in range(-1 if last is None else last["v"], len(sql.MIGRATIONS) - 1):
-                cur.execute(sql.MIGRATIONS[version + 1])
-                cur.execute(sql.RECORD_MIGRATION, (version + 1,))
+            for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
+                cur.execute(sql.MIGRATIONS[version])
+                cur.execute(sql.RECORD_MIGRATION, (version,))
 
     # --- reading ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -69,9 +69,9 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(sql.MIGRATIONS[0])
             last = await (await cur.execute(sql.LAST_MIGRATION)).fetchone()
-            for version in range(-1 if last is None else last["v"], len(sql.MIGRATIONS) - 1):
-                await cur.execute(sql.MIGRATIONS[version + 1])
-                await cur.execute(sql.RECORD_MIGRATION, (version + 1,))
+            for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
+                await cur.execute(sql.MIGRATIONS[version])
+                await cur.execute(sql.RECORD_MIGRATION, (version,))
 
     # --- reading ---------------------------------------------------------------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -209,29 +209,39 @@ WHERE b.thread_id IN (SELECT thread_id FROM dropped) AND NOT EXISTS (
 
 # Keep the newest checkpoint of each (thread, namespace) with its writes and the blobs it names;
 # drop the rest. One statement, one snapshot: a checkpoint saved meanwhile is neither seen nor lost.
+# A subgraph call's namespace ("node:task_id") goes entirely with the root checkpoint it started
+# from, once that one is saved and pruned (as in LangGraph); a subgraph with its own lasting
+# namespace (no ":") keeps its newest checkpoint like the root.
 PRUNE_KEEP_LATEST_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
-           thread_id, checkpoint_ns, checkpoint_id, checkpoint
-    FROM checkpoints WHERE thread_id = ANY(%(threads)s)
-    ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+           thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata -> 'parents' ->> '' AS root
+      FROM checkpoints WHERE thread_id = ANY(%(threads)s)
+     ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+), kept AS (
+    SELECT * FROM heads h
+     WHERE strpos(h.checkpoint_ns, ':') = 0
+        OR NOT EXISTS (SELECT 1 FROM checkpoints r   -- its root checkpoint is saved ...
+                        WHERE (r.thread_id, r.checkpoint_ns, r.checkpoint_id) = (h.thread_id, '', h.root))
+        OR h.root IN (SELECT r.checkpoint_id FROM heads r   -- ... and is not the one kept
+                       WHERE r.thread_id = h.thread_id AND r.checkpoint_ns = '')
 ), dropped AS (
     DELETE FROM checkpoints c WHERE c.thread_id = ANY(%(threads)s) AND NOT EXISTS (
-        SELECT 1 FROM heads h WHERE (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
-                                    = (c.thread_id, c.checkpoint_ns, c.checkpoint_id))
+        SELECT 1 FROM kept k WHERE (k.thread_id, k.checkpoint_ns, k.checkpoint_id)
+                                 = (c.thread_id, c.checkpoint_ns, c.checkpoint_id))
     RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 ), dropped_writes AS (
     DELETE FROM checkpoint_writes w USING dropped d
     WHERE (w.thread_id, w.checkpoint_ns, w.checkpoint_id)
         = (d.thread_id, d.checkpoint_ns, d.checkpoint_id)
 ), orphans AS (
-    UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM heads h
+    UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM kept k
     WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id)
-        = (h.thread_id, h.checkpoint_ns, h.checkpoint_id)
+        = (k.thread_id, k.checkpoint_ns, k.checkpoint_id)
 )
 DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXISTS (
-    SELECT 1 FROM heads h WHERE h.thread_id = b.thread_id AND h.checkpoint_ns = b.checkpoint_ns
-                            AND h.checkpoint -> 'channel_versions' ->> b.channel = b.version)"""
+    SELECT 1 FROM kept k WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
+                           AND k.checkpoint -> 'channel_versions' ->> b.channel = b.version)"""
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 INLINED_BY_LANGGRAPH = (str, int, float, bool)  # types LangGraph keeps in its JSONB, like None
