@@ -199,32 +199,17 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
-        config = self._checkpoint_config(run.config)
-        saved = run.saver.get_tuple(config)
-        superseded = False
-        if saved is not None and config[CONF].get("checkpoint_id"):
-            latest = run.saver.get_tuple(without_id(config))
-            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-        return saved, superseded
+        saved = run.saver.get_tuple(run.config)
+        named = saved is not None and run.config[CONF].get("checkpoint_id")
+        return saved, bool(named) and moved_past(saved, run.saver.get_tuple(without_id(run.config)))
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
-        config = self._checkpoint_config(run.config)
-        saved = await run.saver.aget_tuple(config)
-        superseded = False
-        if saved is not None and config[CONF].get("checkpoint_id"):
-            latest = await run.saver.aget_tuple(without_id(config))
-            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-        return saved, superseded
-
-    def _checkpoint_config(self, config: dict) -> dict:
-        """A subgraph resumes the checkpoint its parent's map names for its namespace."""
-        conf = config[CONF]
-        ns = conf.get("checkpoint_ns", "")
-        if ns and (cid := conf.get("checkpoint_map", {}).get(ns)) and "__lg_replay" in conf:
-            return {**config, CONF: {**conf, "checkpoint_id": cid}}
-        return config
+        saved = await run.saver.aget_tuple(run.config)
+        named = saved is not None and run.config[CONF].get("checkpoint_id")
+        return saved, bool(named) and moved_past(
+            saved, await run.saver.aget_tuple(without_id(run.config)))
 
     def _loop(self, input: Any, run: Run, saved: Any, saves: Any, superseded: bool,
               subgraphs: bool) -> PregelLoop:
@@ -365,6 +350,10 @@ def subgraph_config(task: Any) -> dict:
                                  parent_ns: conf["__lg_checkpoint_id"]},
                  __lg_parent_null_resume=conf.get("__lg_null_resume"))
     return {**task.config, CONF: child}
+
+
+def moved_past(saved: CheckpointTuple, latest: CheckpointTuple | None) -> bool:
+    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
 
 
 def without_id(config: dict) -> dict:
