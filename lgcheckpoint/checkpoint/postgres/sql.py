@@ -222,7 +222,8 @@ WITH heads AS (
     SELECT * FROM heads h
      WHERE strpos(h.checkpoint_ns, ':') = 0
         OR NOT EXISTS (SELECT 1 FROM checkpoints r   -- its root checkpoint is saved ...
-                        WHERE (r.thread_id, r.checkpoint_ns, r.checkpoint_id) = (h.thread_id, '', h.root))
+                        WHERE (r.thread_id, r.checkpoint_ns, r.checkpoint_id)
+                            = (h.thread_id, '', h.root))
         OR h.root IN (SELECT r.checkpoint_id FROM heads r   -- ... and is not the one kept
                        WHERE r.thread_id = h.thread_id AND r.checkpoint_ns = '')
 ), dropped AS (
