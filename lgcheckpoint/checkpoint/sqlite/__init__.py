@@ -69,7 +69,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)
-        with self._reading():
+        with self._locked():
             rows = self._fetch(query)
             if not rows:
                 return None
@@ -88,7 +88,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         """Checkpoints newest first; the lock is held per page, never while the caller works."""
         pager = sql.ListPager(config, filter, before, limit)
         while (query := pager.next_query()) is not None:
-            with self._reading():
+            with self._locked():
                 rows = self._fetch(query)
                 writes = [self._fetch(sql.select_writes(row, self.has_task_path))
                           for row in rows]
@@ -141,7 +141,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
     def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
-        with self._reading():
+        with self._locked():
             self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now, waiting if busy
             try:
                 for q in queries:
@@ -152,7 +152,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 raise
 
     @contextmanager
-    def _reading(self) -> Iterator[None]:
+    def _locked(self) -> Iterator[None]:
         """Hold the lock (tables set up first); driver errors come out in plain words."""
         with self.lock:
             try:

@@ -77,7 +77,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)
-        async with self._reading():
+        async with self._locked():
             rows = await self._fetch(query)
             if not rows:
                 return None
@@ -96,7 +96,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         """Checkpoints newest first; the lock is held per page, never while the caller works."""
         pager = sql.ListPager(config, filter, before, limit)
         while (query := pager.next_query()) is not None:
-            async with self._reading():
+            async with self._locked():
                 rows = await self._fetch(query)
                 writes = [await self._fetch(sql.select_writes(row, self.has_task_path))
                           for row in rows]
@@ -194,7 +194,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
     async def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
-        async with self._reading():
+        async with self._locked():
             await self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now, waiting if busy
             try:
                 for q in queries:
@@ -205,7 +205,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
                 raise
 
     @asynccontextmanager
-    async def _reading(self) -> AsyncIterator[None]:
+    async def _locked(self) -> AsyncIterator[None]:
         """Hold the lock (tables set up first); driver errors come out in plain words."""
         async with self.lock:
             try:
