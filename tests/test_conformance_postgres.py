@@ -27,15 +27,20 @@ async def test_postgres_saver_conformance(postgres_uri):
 
 
 async def test_postgres_saver_on_a_pool_conformance(postgres_uri):
-    async def fresh_saver():
-        with ConnectionPool(postgres_uri, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
-            saver = PostgresSaver(pool)
-            saver.setup()
-            with pool.connection() as conn:
-                conn.execute(EMPTY_TABLES)
-            yield saver
+    pool = ConnectionPool(postgres_uri, max_size=4, kwargs={"autocommit": True}, open=False)
 
-    await run_conformance("PostgresSaver(pool)", fresh_saver)
+    async def pool_open_for_the_suite():
+        with pool:
+            yield
+
+    async def fresh_saver():
+        saver = PostgresSaver(pool)
+        saver.setup()
+        with pool.connection() as conn:
+            conn.execute(EMPTY_TABLES)
+        yield saver
+
+    await run_conformance("PostgresSaver(pool)", fresh_saver, lifespan=pool_open_for_the_suite)
 
 
 async def test_async_postgres_saver_conformance(postgres_uri):
@@ -49,17 +54,20 @@ async def test_async_postgres_saver_conformance(postgres_uri):
 
 
 async def test_async_postgres_saver_on_a_pool_conformance(postgres_uri):
-    async def fresh_saver():
-        async with AsyncConnectionPool(
-            postgres_uri, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
-        ) as pool:
-            saver = AsyncPostgresSaver(pool)
-            await saver.setup()
-            async with pool.connection() as conn:
-                await conn.execute(EMPTY_TABLES)
-            yield saver
+    pool = AsyncConnectionPool(postgres_uri, max_size=4, kwargs={"autocommit": True}, open=False)
 
-    await run_conformance("AsyncPostgresSaver(pool)", fresh_saver)
+    async def pool_open_for_the_suite():
+        async with pool:
+            yield
+
+    async def fresh_saver():
+        saver = AsyncPostgresSaver(pool)
+        await saver.setup()
+        async with pool.connection() as conn:
+            await conn.execute(EMPTY_TABLES)
+        yield saver
+
+    await run_conformance("AsyncPostgresSaver(pool)", fresh_saver, lifespan=pool_open_for_the_suite)
 
 
 def _schema_uri(uri: str, schema: str) -> str:
