@@ -291,6 +291,30 @@ def test_odd_keys_filter_like_plain_ones(sqlite_path, key):
         assert {t.metadata[key] for t in found} == {"yes"}
 
 
+class RunsCode:
+    """A pickle that would create a file when loaded: the second half of the published chain."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_forged_pickle_row_is_refused_and_runs_nothing(sqlite_path, tmp_path):
+    import pickle
+
+    marker = tmp_path / "pwned"
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        (saved,) = put_chain(saver, "victim", n=1)
+        saver.conn.execute("UPDATE checkpoints SET type = 'pickle', checkpoint = ?",
+                           (pickle.dumps(RunsCode(str(marker))),))
+        saver.conn.commit()
+        with pytest.raises(InvalidCheckpointError, match="'victim'"):
+            saver.get_tuple(saved)
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize("key", NUL_KEYS)
 def test_nul_in_a_filter_key_is_refused_before_any_sql(sqlite_path, key):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
