@@ -206,3 +206,28 @@ def test_astream_stopped_early():
 
 def graph_step(saver, cfg):
     return saver.get_tuple(cfg).metadata["step"]
+
+
+class ParentAwareSaver(RecordingSaver):
+    def put(self, config, checkpoint, metadata, new_versions):
+        self.events.append(("parents", checkpoint["id"], dict(metadata.get("parents", {}))))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def test_subgraph_checkpoints_follow_their_parent_checkpoint():
+    child = StateGraph(State)
+    child.add_node("inner", lambda s: {"log": ["inner"]})
+    child.add_edge(START, "inner")
+    parent = StateGraph(State)
+    parent.add_node("child", child.compile())
+    parent.add_edge(START, "child")
+    saver = ParentAwareSaver(delay=0.003)
+    cfg = {"configurable": {"thread_id": "nested"}}
+    assert parent.compile(checkpointer=saver).invoke({"x": 0}, cfg)["log"] == ["inner"]
+    published = []
+    for verb, cid, extra in saver.events:
+        if verb == "parents":
+            assert all(p in published for p in extra.values()), "child published before parent"
+        elif verb == "put":
+            published.append(cid)
+    assert any(extra for verb, _, extra in saver.events if verb == "parents")  # a child ran

@@ -98,7 +98,7 @@ class Pregel:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
                             output_keys)
-        saves = SyncSaves(run.saver, run.durability)
+        saves = self._saves(run, SyncSaves)
         saved, superseded = self._load(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
         pool: list = []
@@ -132,7 +132,7 @@ class Pregel:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
                             output_keys)
-        saves = AsyncSaves(run.saver, run.durability)
+        saves = self._saves(run, AsyncSaves)
         saved, superseded = await self._aload(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
         error: BaseException | None = None
@@ -194,6 +194,16 @@ class Pregel:
                    self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+
+    def _saves(self, run: Run, kind: type) -> Any:
+        """The run's ordered queue of saver calls; a subgraph joins its parent's queue, so a
+        child checkpoint is never published before the parent checkpoint it points to."""
+        shared = run.config[CONF].get("__lg_saves")
+        if isinstance(shared, kind) and shared.saver is run.saver and getattr(
+                shared, "loop", None) in (None, running_loop()):
+            return shared.joined()
+        run.config[CONF]["__lg_saves"] = saves = kind(run.saver, run.durability)
+        return saves
 
     def _load(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
@@ -350,6 +360,13 @@ def subgraph_config(task: Any) -> dict:
                                  parent_ns: conf["__lg_checkpoint_id"]},
                  __lg_parent_null_resume=conf.get("__lg_null_resume"))
     return {**task.config, CONF: child}
+
+
+def running_loop() -> Any:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def moved_past(saved: CheckpointTuple, latest: CheckpointTuple | None) -> bool:

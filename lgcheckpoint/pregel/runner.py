@@ -244,15 +244,23 @@ class SyncSaves:
         self.saver, self.inline = saver, durability == "sync"
         self.error: BaseException | None = None
         self.queue: queue.Queue | None = None
+        self.lock = threading.Lock()
+        self.users = 1  # the run that made the queue, plus subgraph runs that joined it
+
+    def joined(self) -> SyncSaves:
+        with self.lock:
+            self.users += 1
+        return self
 
     def submit(self, verb: str, *args: Any) -> None:
         if self.inline:
             if self.error is None:
                 self.call(verb, args)
             return
-        if self.queue is None:
-            self.queue = queue.Queue()
-            threading.Thread(target=self.work, daemon=True, name="lgc-saves").start()
+        with self.lock:
+            if self.queue is None:
+                self.queue = queue.Queue()
+                threading.Thread(target=self.work, daemon=True, name="lgc-saves").start()
         self.queue.put((verb, args))
 
     def call(self, verb: str, args: tuple) -> None:
@@ -276,12 +284,15 @@ class SyncSaves:
             raise self.error
 
     def close(self) -> None:
-        if self.queue is not None:
+        """Flush; the last user also stops the worker thread."""
+        with self.lock:
+            self.users -= 1
+            last = self.users == 0
+        if last and self.queue is not None:
             self.queue.put(None)
             self.queue.join()
             self.queue = None
-        if self.error is not None:
-            raise self.error
+        self.flush()
 
 
 class AsyncSaves:
@@ -292,6 +303,12 @@ class AsyncSaves:
         self.error: BaseException | None = None
         self.queue: asyncio.Queue | None = None
         self.worker: asyncio.Task | None = None
+        self.users = 1
+        self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
+
+    def joined(self) -> AsyncSaves:
+        self.users += 1
+        return self
 
     def submit(self, verb: str, *args: Any) -> None:
         if self.queue is None:
@@ -316,9 +333,9 @@ class AsyncSaves:
             raise self.error
 
     async def close(self) -> None:
-        if self.queue is not None:
+        self.users -= 1
+        if self.users == 0 and self.queue is not None:
             self.queue.put_nowait(None)
             await self.worker
             self.queue = None
-        if self.error is not None:
-            raise self.error
+        await self.flush()
