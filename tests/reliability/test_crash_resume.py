@@ -179,10 +179,13 @@ def order_problems(history: list[Any], task_node: dict[str, str]) -> list[str]:
 def reference_run(runner: ChildRunner, kind: str, target: str, mode: str, log: str,
                   library: str = "lgcheckpoint", api: str = "sync") -> dict:
     """An uninterrupted run: its final state, checkpoint steps and number of events."""
-    trial = Trial(kind, target, mode, f"reference-{os.path.basename(log)}-{mode}", log)
+    name = f"reference-{library}-{api}-{mode}-{os.path.basename(log)}"  # unique per database
+    trial = Trial(kind, target, mode, name, log)
     trial.library, trial.api = library, api
     trial.run(runner, [])
-    end = [e for e in read_log(log) if e["kind"] == "end"][-1]
+    entries = read_log(log)
+    assert sorted(e["node"] for e in entries if e["kind"] == "run") == sorted(crash_child.NODES)
+    end = [e for e in entries if e["kind"] == "end"][-1]
     with open_saver(kind, target) as saver:
         config = {"configurable": {"thread_id": trial.thread_id}}
         steps = [t.metadata["step"] for t in saver.list(config)]
