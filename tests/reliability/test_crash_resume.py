@@ -14,10 +14,10 @@ until one finishes. Then, for every trial:
   of every task that produced it (the tasks whose ``versions_seen`` changed).
 
 Half of the kills land 0.5-3 ms after their event, while a statement is in flight. The same
-runs with ``ainvoke`` on AsyncSqliteSaver / AsyncPostgresSaver (``ASYNC_API_TRIALS`` each). The issue-4
-test kills mid-step on purpose: two siblings saved their writes, the third sleeps. Two self-tests
-show the checks see a broken saver, and the same harness runs on LangGraph 1.2 itself, as a
-printed figure (its async durability leaves writes of checkpoints never published).
+runs with ``ainvoke`` on AsyncSqliteSaver / AsyncPostgresSaver (``ASYNC_API_TRIALS`` each).
+The issue-4 test kills mid-step on purpose: two siblings saved their writes, the third sleeps.
+Two self-tests show the checks see a broken saver, and the same harness runs on LangGraph 1.2
+itself, as a printed figure (its async durability leaves writes of checkpoints never published).
 """
 
 from __future__ import annotations
