@@ -325,7 +325,6 @@ class Pregel:
         nodes.update({n: DrawNode(n, n, node.func) for n, node in self.nodes.items()
                       if n != START})
         edges: list[DrawEdge] = []
-        ends = False
         for name, node in self.nodes.items():
             for chan in node.edges:
                 edges.append(DrawEdge(name, chan[len("branch:to:"):]))
@@ -345,7 +344,7 @@ class Pregel:
         for starts, end in getattr(builder, "waiting_edges", {}):
             if end == END:
                 edges.extend(DrawEdge(s, END) for s in starts)
-        if any(e.target == END for e in edges) or ends:
+        if any(e.target == END for e in edges):
             nodes[END] = DrawNode(END, END)
         return DrawGraph(nodes, edges)
 

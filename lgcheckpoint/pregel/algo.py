@@ -177,7 +177,7 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
         next_id = interrupt_id(task_ns, len(resume))
         if next_id in resume_map:
             resume.append(resume_map[next_id])
-        elif (first := interrupt_id(task_ns, 0)) in resume_map and not resume:
+        elif (first := interrupt_id(task_ns, 0)) in resume_map:  # ids before LangGraph 1.1
             resume.append(resume_map[first])
     return Scratchpad(task_ns, resume, shared)
 

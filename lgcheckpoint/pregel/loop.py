@@ -56,7 +56,7 @@ class PregelLoop:
         self.status, self.output, self.tasks = "pending", None, {}
         self.get_next_version = saver.get_next_version if saver else (
             lambda v, _: 1 if v is None else v + 1)
-        self.written_task_ids: set[str] = set()
+        self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -110,7 +110,6 @@ class PregelLoop:
     # --- loading and input -----------------------------------------------------------------
     def load(self, saved: CheckpointTuple | None) -> None:
         """Start from the saved checkpoint (or an empty one) with its pending writes."""
-        self.has_parent = saved is not None
         if saved is None:
             saved = CheckpointTuple(self.config, empty_checkpoint(), {"step": -2}, None, [])
         conf = {"checkpoint_ns": "", **self.config[CONF], **saved.config.get(CONF, {})}
