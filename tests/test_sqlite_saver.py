@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from contextlib import closing
 from typing import Annotated, TypedDict
 
 import pytest
@@ -61,7 +62,7 @@ def plain(value):
 
 
 def count(path: str, table: str = "checkpoints") -> int:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
@@ -178,7 +179,7 @@ OLD_WRITES_TABLE = (  # LangGraph's writes table before it stored task_path
 
 
 def test_opens_a_file_from_before_task_path(sqlite_path):
-    with sqlite3.connect(sqlite_path) as conn:
+    with closing(sqlite3.connect(sqlite_path)) as conn:
         conn.execute(OLD_WRITES_TABLE)
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         saver.setup()
@@ -191,11 +192,12 @@ def test_opens_a_file_from_before_task_path(sqlite_path):
 async def test_reads_a_read_only_file_from_before_task_path(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         (saved,) = put_chain(saver, n=1)
-    with sqlite3.connect(sqlite_path) as conn:  # rebuild writes as an old LangGraph left it
+    with closing(sqlite3.connect(sqlite_path)) as conn:  # writes as an old LangGraph left it
         conn.execute("DROP TABLE writes")
         conn.execute(OLD_WRITES_TABLE)
         conn.execute("INSERT INTO writes VALUES ('t', '', ?, 'task', 0, 'n', 'msgpack', X'01')",
                      (saved["configurable"]["checkpoint_id"],))
+        conn.commit()
     read_only = f"file:{sqlite_path}?mode=ro"
     saver = SqliteSaver(sqlite3.connect(read_only, uri=True, check_same_thread=False))
     assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)] and not saver.has_task_path
@@ -388,8 +390,9 @@ def test_read_only_file_reads_but_refuses_writes(sqlite_path):
     conn.close()
     empty = sqlite3.connect(f"file:{sqlite_path}.empty?mode=rwc", uri=True)
     empty.close()
-    with pytest.raises(RuntimeError, match="tables are missing"):
-        SqliteSaver(sqlite3.connect(f"file:{sqlite_path}.empty?mode=ro", uri=True)).get_tuple(cfg())
+    with closing(sqlite3.connect(f"file:{sqlite_path}.empty?mode=ro", uri=True)) as conn:
+        with pytest.raises(RuntimeError, match="tables are missing"):
+            SqliteSaver(conn).get_tuple(cfg())
 
 
 @pytest.mark.parametrize("column, garbage", [("checkpoint", b"\xc1\xc1 not msgpack"),
