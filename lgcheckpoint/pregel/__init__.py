@@ -98,7 +98,7 @@ class Pregel:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
                             output_keys)
-        saves = self._saves(run, SyncSaves)
+        saves, own = self._saves(run, SyncSaves)
         saved, superseded = self._load(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
         pool: list = []
@@ -112,7 +112,7 @@ class Pregel:
                     saves.flush()
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
-            saves.close()
+            saves.close() if own else saves.flush()
             raise
         except BaseException as exc:
             error = exc
@@ -120,7 +120,8 @@ class Pregel:
             if pool:
                 pool[0].shutdown(wait=False)
         suppressed = self._finish(loop, error)
-        saves.close()  # every queued saver call is done before the caller sees the result
+        # every queued saver call is done before the caller sees the result
+        saves.close() if own else saves.flush()
         yield from drain(run, subgraphs, stream_mode)
         self._raise_outcome(loop, run, error, suppressed)
 
@@ -132,7 +133,7 @@ class Pregel:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
                             output_keys)
-        saves = self._saves(run, AsyncSaves)
+        saves, own = self._saves(run, AsyncSaves)
         saved, superseded = await self._aload(run)
         loop = self._loop(input, run, saved, saves, superseded, subgraphs)
         error: BaseException | None = None
@@ -147,12 +148,12 @@ class Pregel:
                     await saves.flush()
         except GeneratorExit:
             self._finish(loop, None)
-            await saves.close()
+            await saves.flush()
             raise
         except BaseException as exc:
             error = exc
         suppressed = self._finish(loop, error)
-        await saves.close()
+        await saves.flush()
         for chunk in drain(run, subgraphs, stream_mode):
             yield chunk
         self._raise_outcome(loop, run, error, suppressed)
@@ -195,15 +196,15 @@ class Pregel:
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
 
-    def _saves(self, run: Run, kind: type) -> Any:
-        """The run's ordered queue of saver calls; a subgraph joins its parent's queue, so a
-        child checkpoint is never published before the parent checkpoint it points to."""
+    def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
+        """The run's ordered queue of saver calls, and whether this run owns it. A subgraph
+        shares its parent's, so a child checkpoint never precedes the parent one it names."""
         shared = run.config[CONF].get("__lg_saves")
         if isinstance(shared, kind) and shared.saver is run.saver and getattr(
                 shared, "loop", None) in (None, running_loop()):
-            return shared.joined()
+            return shared, False
         run.config[CONF]["__lg_saves"] = saves = kind(run.saver, run.durability)
-        return saves
+        return saves, True
 
     def _load(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         """The checkpoint this run starts from, and whether the thread has moved past it."""

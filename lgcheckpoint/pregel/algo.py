@@ -9,6 +9,7 @@ versions it consumed. Next: pregel/checkpoint.py.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from xxhash import xxh3_128_hexdigest
@@ -54,22 +55,21 @@ class Scratchpad:
         return None
 
 
+@dataclass(slots=True, eq=False)
 class Task:
     """One node run in one step: its input, and the writes it produces."""
 
-    __slots__ = ("id", "name", "path", "input", "node", "triggers", "writes", "config",
-                 "scratchpad", "ns", "local_read")
-
-    def __init__(self, id: str, name: str, path: tuple, input: Any, node: Node,
-                 triggers: Sequence[str], config: dict, scratchpad: Scratchpad, ns: str,
-                 local_read: Callable) -> None:
-        self.id, self.name, self.path, self.input, self.node = id, name, path, input, node
-        self.triggers, self.config, self.scratchpad, self.ns = triggers, config, scratchpad, ns
-        self.local_read = local_read  # state as this task sees it after its own writes
-        self.writes: list[Write] = []
-
-    def __repr__(self) -> str:
-        return f"Task({self.name!r}, id={self.id!r})"
+    id: str
+    name: str
+    path: tuple  # (PULL, node) or (PUSH, index of the Send, False): sorts writes
+    input: Any
+    node: Node
+    triggers: Sequence[str]
+    config: dict  # the run's config (runner.task_config adds where this task runs)
+    scratchpad: Scratchpad
+    ns: str  # "node:task_id", the namespace of its interrupts and subgraph checkpoints
+    local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
+    writes: list = field(default_factory=list)
 
 
 class InputWrites(NamedTuple):
@@ -157,8 +157,7 @@ def make_task(checkpoint: Checkpoint, pending_writes: list[PendingWrite], node: 
     if path[0] == PUSH:
         path = (*path, False)  # LangGraph marks Send tasks "not a call"
     scratchpad = make_scratchpad(pending_writes, tid, task_ns, config)
-    task: Task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns,
-                      None)  # type: ignore[arg-type]
+    task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns)
     task.local_read = lambda select: local_read(channels, task.writes, select)
     return task
 
@@ -258,14 +257,6 @@ def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterab
     return changed and any(
         (not t.node.hidden) if interrupt_nodes == "*" else t.name in interrupt_nodes
         for t in tasks)
-
-
-def task_status(pending_writes: Sequence[PendingWrite], task_id: str) -> tuple[list, list]:
-    """(errors, interrupts) a task left in the pending writes."""
-    errors = [v for t, c, v in pending_writes if t == task_id and c == ERROR]
-    interrupts = [i for t, c, v in pending_writes if t == task_id and c == INTERRUPT
-                  for i in (v if isinstance(v, (list, tuple)) else [v])]
-    return errors, interrupts
 
 
 def null_task_writes(pending_writes: Sequence[PendingWrite]) -> list[Write]:

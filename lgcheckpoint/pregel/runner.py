@@ -12,9 +12,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import itertools
-import queue
 import random
-import threading
 import time
 from dataclasses import replace
 from typing import Any, Callable
@@ -237,105 +235,67 @@ class SyncSaves:
     """Saver calls in submission order on one background thread ('sync' runs them inline).
 
     After a failed call nothing later is attempted: a checkpoint whose writes did not land
-    must not be published.
+    must not be published. Subgraph runs share their parent's queue.
     """
 
     def __init__(self, saver: Any, durability: str) -> None:
         self.saver, self.inline = saver, durability == "sync"
         self.error: BaseException | None = None
-        self.queue: queue.Queue | None = None
-        self.lock = threading.Lock()
-        self.users = 1  # the run that made the queue, plus subgraph runs that joined it
-
-    def joined(self) -> SyncSaves:
-        with self.lock:
-            self.users += 1
-        return self
+        self.worker = None if self.inline else concurrent.futures.ThreadPoolExecutor(1)
+        self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
     def submit(self, verb: str, *args: Any) -> None:
-        if self.inline:
-            if self.error is None:
-                self.call(verb, args)
-            return
-        with self.lock:
-            if self.queue is None:
-                self.queue = queue.Queue()
-                threading.Thread(target=self.work, daemon=True, name="lgc-saves").start()
-        self.queue.put((verb, args))
+        if self.worker is None:
+            self.call(verb, args)
+        else:
+            self.last = self.worker.submit(self.call, verb, args)
 
     def call(self, verb: str, args: tuple) -> None:
-        try:
-            getattr(self.saver, verb)(*args)
-        except BaseException as exc:  # kept, re-raised to the caller at flush
-            self.error = exc
-
-    def work(self) -> None:
-        while (item := self.queue.get()) is not None:
-            if self.error is None:
-                self.call(*item)
-            self.queue.task_done()
-        self.queue.task_done()
+        if self.error is None:
+            try:
+                getattr(self.saver, verb)(*args)
+            except BaseException as exc:  # kept, re-raised to the caller at flush
+                self.error = exc
 
     def flush(self) -> None:
         """Wait until every queued call is done; raise the first saver error."""
-        if self.queue is not None:
-            self.queue.join()
+        if self.last is not None:
+            self.last.result()
         if self.error is not None:
             raise self.error
 
     def close(self) -> None:
-        """Flush; the last user also stops the worker thread."""
-        with self.lock:
-            self.users -= 1
-            last = self.users == 0
-        if last and self.queue is not None:
-            self.queue.put(None)
-            self.queue.join()
-            self.queue = None
+        """Flush and stop the worker (only the run that made the queue closes it)."""
+        if self.worker is not None:
+            self.worker.shutdown(wait=True)
         self.flush()
 
 
 class AsyncSaves:
-    """Async twin of SyncSaves: one asyncio task awaits the saver's a-verbs in order."""
+    """Async twin of SyncSaves: each call is an asyncio task that first awaits the previous one."""
 
     def __init__(self, saver: Any, durability: str) -> None:
-        self.saver = saver
-        self.error: BaseException | None = None
-        self.queue: asyncio.Queue | None = None
-        self.worker: asyncio.Task | None = None
-        self.users = 1
+        self.saver, self.error = saver, None
+        self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
 
-    def joined(self) -> AsyncSaves:
-        self.users += 1
-        return self
-
     def submit(self, verb: str, *args: Any) -> None:
-        if self.queue is None:
-            self.queue = asyncio.Queue()
-            self.worker = asyncio.ensure_future(self.work())
-        self.queue.put_nowait((verb, args))
+        self.last = asyncio.ensure_future(self.call(self.last, verb, args))
 
-    async def work(self) -> None:
-        while (item := await self.queue.get()) is not None:
-            if self.error is None:
-                try:
-                    await getattr(self.saver, "a" + item[0])(*item[1])
-                except BaseException as exc:
-                    self.error = exc
-            self.queue.task_done()
-        self.queue.task_done()
+    async def call(self, previous: asyncio.Future | None, verb: str, args: tuple) -> None:
+        if previous is not None:
+            await previous
+        if self.error is None:
+            try:
+                await getattr(self.saver, "a" + verb)(*args)
+            except BaseException as exc:
+                self.error = exc
 
     async def flush(self) -> None:
-        if self.queue is not None:
-            await self.queue.join()
+        if self.last is not None:
+            await self.last
         if self.error is not None:
             raise self.error
 
     async def close(self) -> None:
-        self.users -= 1
-        if self.users == 0 and self.queue is not None:
-            self.queue.put_nowait(None)
-            await self.worker
-            self.queue = None
         await self.flush()
