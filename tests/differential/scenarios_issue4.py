@@ -586,3 +586,24 @@ def time_travel_before_subgraph(lib: Run):
     lib.invoke(graph, {"trail": []}, cfg)
     before_child = checkpoint_at_step(lib, graph, cfg, 1)
     lib.stream(graph, None, before_child, stream_mode="updates", subgraphs=True)
+
+
+@scenario
+def send_tasks_interrupted_resumed_by_id(lib: Run):
+    def approve(arg):
+        lib.count("approve")
+        return {"trail": [f"{arg['item']}: {lib.interrupt(arg['item'])}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("approve", approve)
+    g.add_conditional_edges(
+        lib.START, lambda s: [lib.Send("approve", {"item": i}) for i in ("pen", "ink")]
+    )
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    # the tasks run in parallel threads, so compare the interrupts as a set
+    lib.attempt(
+        "interrupted", lambda: sorted(i.value for i in graph.invoke({}, cfg)["__interrupt__"])
+    )
+    pending = lib.get_state(graph, cfg).interrupts
+    lib.invoke(graph, lib.Command(resume={i.id: f"ok {i.value}" for i in pending}), cfg)
