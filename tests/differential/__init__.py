@@ -1,0 +1,7 @@
+"""Differential tests: every scenario runs on LangGraph and on lgcheckpoint, and the two normalised
+histories (results, streams, states, the saver's raw checkpoints and writes) must be equal.
+
+Read ``libs.py`` (the two libraries), ``harness.py`` (recording and normalising), then the
+scenarios. To look at one scenario: ``python -m tests.differential.harness linear_chain ours``;
+without a library name it prints the diff (or "same").
+"""

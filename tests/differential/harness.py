@@ -415,3 +415,27 @@ def registry() -> tuple[dict[str, Scenario], Callable[[Scenario], Scenario]]:
         return fn
 
     return table, scenario
+
+
+def main(argv: list[str]) -> None:
+    """``python -m tests.differential.harness NAME [langgraph|ours]``: print one scenario's
+    normalised history, or (no library given) its diff between the two libraries."""
+    from tests.differential.libs import LANGGRAPH, OURS
+    from tests.differential.scenarios_issue3 import ISSUE3
+    from tests.differential.scenarios_issue4 import ISSUE4
+
+    scenarios = {**ISSUE3, **ISSUE4}
+    if not argv or argv[0] not in scenarios:
+        raise SystemExit(f"usage: NAME [langgraph|ours]; NAME is one of: {', '.join(scenarios)}")
+    scenario, libs = scenarios[argv[0]], {"langgraph": LANGGRAPH, "ours": OURS}
+    if len(argv) > 1:
+        print(normalise(record(scenario, libs[argv[1]])))
+    else:
+        left, right = (normalise(record(scenario, lib)) for lib in libs.values())
+        print(diff(left, right) or "same")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
