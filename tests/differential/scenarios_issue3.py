@@ -277,7 +277,8 @@ def node_with_config(lib: Run):
     g.add_node("greet", greet)
     g.add_edge(lib.START, "greet")
     graph = g.compile(checkpointer=lib.saver())
-    lib.invoke(graph, {"trail": []}, thread(user="ada"))
+    lib.invoke(graph, {"trail": []}, thread(user="ada"))  # configurable keys go into metadata
+    lib.invoke(graph, {"trail": []}, {**thread("t2", user="bo"), "metadata": {"origin": "test"}})
 
 
 @scenario
