@@ -47,7 +47,7 @@ async def fresh_async_postgres(lib, uri):
         yield saver
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver_factory(request):
     """A factory for one kind of persistent saver, taking the library (memory is test_issue3's)."""
     if request.param == "sqlite":
@@ -71,7 +71,7 @@ def test_issue4_on_saver_same_as_langgraph_same_saver(name, saver_factory):
     assert_same(name, record(scenario, LANGGRAPH, reference), record(scenario, OURS, saver_factory))
 
 
-@pytest.fixture(params=["aio-sqlite", "aio-postgres"])
+@pytest.fixture(params=["aio-sqlite", pytest.param("aio-postgres", marks=pytest.mark.postgres)])
 def async_saver_factory(request):
     """A factory for one kind of async saver (an async context manager), taking the library."""
     if request.param == "aio-sqlite":
