@@ -17,6 +17,7 @@ from lgcheckpoint.channels import (
     BinaryOperatorAggregate, Channel, EphemeralValue, LastValue, LastValueAfterFinish,
     NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
 )
+from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
@@ -127,9 +128,10 @@ class StateGraph:
         for key, chan in channels.items():
             if key in RESERVED or key.startswith("branch:") or key.startswith("join:"):
                 raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
-            if key not in self.channels or isinstance(self.channels[key], LastValue):
-                self.channels.setdefault(key, chan) if isinstance(chan, LastValue) else (
-                    self.channels.__setitem__(key, chan))
+            # a key declared twice keeps its reducer, wherever that was declared
+            old = self.channels.get(key)
+            if old is None or (isinstance(old, LastValue) and not isinstance(chan, LastValue)):
+                self.channels[key] = chan
 
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
@@ -176,22 +178,16 @@ class StateGraph:
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
         """a -> b: b runs after a. [a, b] -> c: c runs once both a and b have run."""
-        if isinstance(start_key, str):
-            if start_key == END:
-                raise ValueError("END cannot be a start node")
-            if end_key == START:
-                raise ValueError("START cannot be an end node")
-            self.edges.add((start_key, end_key))
-            return self
-        for start in start_key:
-            if start == END:
-                raise ValueError("END cannot be a start node")
-            if start not in self.nodes:
-                raise ValueError(f"Need to add_node `{start}` first")
+        if END in ([start_key] if isinstance(start_key, str) else start_key):
+            raise ValueError("END cannot be a start node")
         if end_key == START:
             raise ValueError("START cannot be an end node")
-        if end_key != END and end_key not in self.nodes:
-            raise ValueError(f"Need to add_node `{end_key}` first")
+        if isinstance(start_key, str):
+            self.edges.add((start_key, end_key))
+            return self
+        for node in [*start_key, end_key]:  # a join is checked now, a plain edge at compile
+            if node not in self.nodes and node != END:
+                raise ValueError(f"Need to add_node `{node}` first")
         self.waiting_edges.add((tuple(start_key), end_key))
         return self
 
@@ -265,8 +261,7 @@ class StateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
-        if checkpointer is not None and checkpointer is not False:
-            checkpointer = self._allowlisted(checkpointer)
+        checkpointer = self._allowlisted(checkpointer)
         channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
         channels[START].key = START
         nodes = {START: Node(START, None, [START], START,
@@ -306,18 +301,12 @@ class StateGraph:
             interrupt_after=interrupt_after, debug=debug, name=name or "LangGraph")
 
     def _allowlisted(self, checkpointer: Any) -> Any:
-        """Let the saver's serializer rebuild the schema's own types (strict msgpack)."""
-        try:
-            from lgcheckpoint.checkpoint.serde import jsonplus
-        except ImportError:  # pragma: no cover
+        """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""
+        if not hasattr(checkpointer, "with_allowlist"):
             return checkpointer
-        collect = getattr(jsonplus, "collect_allowlist", None)
-        if collect is None or not hasattr(checkpointer, "with_allowlist"):
-            return checkpointer
-        allow: set = set()
-        for schema in {self.state_schema, self.input_schema, self.output_schema,
-                       *(spec.input_schema for spec in self.nodes.values())}:
-            allow |= set(collect(schema))
+        schemas = {self.state_schema, self.input_schema, self.output_schema,
+                   *(spec.input_schema for spec in self.nodes.values())}
+        allow = set().union(*(collect_allowlist(schema) for schema in schemas))
         return checkpointer.with_allowlist(allow) if allow else checkpointer
 
 

@@ -321,33 +321,25 @@ class Pregel:
 
     # --- inspecting and drawing --------------------------------------------------------------
     def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
-        """Nodes and edges (with conditional edges from path maps), for drawing."""
-        nodes = {START: DrawNode(START, START)}
-        nodes.update({n: DrawNode(n, n, node.func) for n, node in self.nodes.items()
-                      if n != START})
+        """Nodes and edges (conditional ones from path maps), for drawing."""
         edges: list[DrawEdge] = []
         for name, node in self.nodes.items():
-            for chan in node.edges:
-                edges.append(DrawEdge(name, chan[len("branch:to:"):]))
-            for chan in node.joins:
-                edges.append(DrawEdge(name, chan.rsplit(":", 1)[1]))
-            for target in node.ends:
-                edges.append(DrawEdge(name, target, None, True))
+            edges += [DrawEdge(name, chan.removeprefix("branch:to:")) for chan in node.edges]
+            edges += [DrawEdge(name, chan.rsplit(":", 1)[1]) for chan in node.joins]
+            edges += [DrawEdge(name, target, None, True) for target in node.ends]
             for branch in node.branches:
                 pairs = branch.path_map.items() if branch.path_map is not None else [
                     (n, n) for n in [*self.nodes, END] if n not in (START, name)]
-                for label, target in pairs:
-                    edges.append(DrawEdge(name, target, None if label == target else label, True))
+                edges += [DrawEdge(name, t, None if label == t else label, True)
+                          for label, t in pairs]
+        # edges to END write nothing, so only the builder remembers them
         builder = getattr(self, "builder", None)
-        for start, end in getattr(builder, "edges", {}):
-            if end == END:
-                edges.append(DrawEdge(start, END))
-        for starts, end in getattr(builder, "waiting_edges", {}):
-            if end == END:
-                edges.extend(DrawEdge(s, END) for s in starts)
-        if any(e.target == END for e in edges):
-            nodes[END] = DrawNode(END, END)
-        return DrawGraph(nodes, edges)
+        edges += [DrawEdge(s, END) for s, e in getattr(builder, "edges", ()) if e == END]
+        edges += [DrawEdge(s, END) for ss, e in getattr(builder, "waiting_edges", ()) if e == END
+                  for s in ss]
+        names = [*self.nodes, *([END] if any(e.target == END for e in edges) else [])]
+        return DrawGraph({n: DrawNode(n, n, getattr(self.nodes.get(n), "func", None))
+                          for n in names}, edges)
 
 
 def subgraph_config(task: Any) -> dict:
