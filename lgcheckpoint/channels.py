@@ -74,47 +74,6 @@ class LastValue(Channel):
         return True
 
 
-class LastValueAfterFinish(LastValue):
-    """A LastValue readable only once the run would otherwise finish (deferred nodes)."""
-
-    def __init__(self, typ: Any = Any, key: str = "") -> None:
-        super().__init__(typ, key)
-        self.finished = False
-
-    def checkpoint(self) -> Any:
-        return MISSING if self.value is MISSING else (self.value, self.finished)
-
-    def from_checkpoint(self, stored: Any) -> LastValueAfterFinish:
-        value, finished = (MISSING, False) if stored is MISSING else stored
-        return self._clone(value=value, finished=finished)
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
-        self.finished, self.value = False, values[-1]
-        return True
-
-    def get(self) -> Any:
-        if not self.finished:
-            raise EmptyChannelError(f"channel '{self.key}' is not finished")
-        return super().get()
-
-    def is_available(self) -> bool:
-        return self.finished and self.value is not MISSING
-
-    def consume(self) -> bool:
-        if self.finished:
-            self.finished, self.value = False, MISSING
-            return True
-        return False
-
-    def finish(self) -> bool:
-        if not self.finished and self.value is not MISSING:
-            self.finished = True
-            return True
-        return False
-
-
 class EphemeralValue(Channel):
     """Holds a value for exactly one step, then clears itself (triggers, input)."""
 
@@ -258,31 +217,62 @@ class NamedBarrierValue(Channel):
         return False
 
 
-class NamedBarrierValueAfterFinish(NamedBarrierValue):
-    """A join for a deferred node: fires only once the rest of the run is done."""
+class AfterFinish:
+    """Mixin: the channel is readable only once the rest of the run is done (defer=True).
 
-    def __init__(self, typ: Any, names: set[str], key: str = "") -> None:
-        super().__init__(typ, names, key)
-        self.finished = False
+    finish() is called when no other node is triggered; consume() resets after the read.
+    Stored as (inner value, finished).
+    """
 
-    def checkpoint(self) -> tuple[set, bool]:
-        return (self.seen, self.finished)
+    finished = False
 
-    def from_checkpoint(self, stored: Any) -> NamedBarrierValueAfterFinish:
-        seen, finished = (set(), False) if stored is MISSING else stored
-        return self._clone(seen=set(seen), finished=finished)
+    def checkpoint(self) -> Any:
+        inner = super().checkpoint()  # type: ignore[misc]
+        return MISSING if inner is MISSING else (inner, self.finished)
+
+    def from_checkpoint(self, stored: Any) -> Channel:
+        inner, finished = (MISSING, False) if stored is MISSING else stored
+        restored = super().from_checkpoint(inner)  # type: ignore[misc]
+        restored.finished = finished
+        return restored
+
+    def get(self) -> Any:
+        if not self.finished:
+            raise EmptyChannelError(f"channel '{self.key}' waits for the run to finish")
+        return super().get()  # type: ignore[misc]
 
     def is_available(self) -> bool:
-        return self.finished and self.seen == self.names
+        return self.finished and super().is_available()  # type: ignore[misc]
 
     def consume(self) -> bool:
-        if self.finished and self.seen == self.names:
-            self.finished, self.seen = False, set()
+        if self.is_available():
+            self.finished = False
+            self.reset()
             return True
         return False
 
     def finish(self) -> bool:
-        if not self.finished and self.seen == self.names:
+        if not self.finished and super().is_available():  # type: ignore[misc]
             self.finished = True
             return True
         return False
+
+
+class LastValueAfterFinish(AfterFinish, LastValue):
+    """The trigger of a deferred node."""
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        self.finished, self.value = False, values[-1]
+        return True
+
+    def reset(self) -> None:
+        self.value = MISSING
+
+
+class NamedBarrierValueAfterFinish(AfterFinish, NamedBarrierValue):
+    """The join of a deferred node."""
+
+    def reset(self) -> None:
+        self.seen = set()
