@@ -172,6 +172,9 @@ class Pregel:
         if config["recursion_limit"] < 1:
             raise ValueError("recursion_limit must be at least 1")
         config["metadata"] = {**config.get("metadata", {})}
+        if conf.get("checkpoint_ns") and "__lg_task_id" not in conf:
+            # a root run always runs the root graph, even given a subgraph's config
+            conf.update(checkpoint_ns="", checkpoint_id=None)
         saver = self.checkpointer if self.checkpointer is not None else conf.get(
             "__lg_checkpointer")
         if saver is False or saver is True:
