@@ -22,7 +22,8 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, prepare_next_tasks, should_interrupt, task_path_str,
+    InputWrites, Task, apply_writes, prepare_next_tasks, read_state, should_interrupt,
+    task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -358,8 +359,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return {k: self.channels[k].get() for k in self.output_keys
-                if self.channels[k].is_available()}
+        return read_state(self.channels, self.output_keys)
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:

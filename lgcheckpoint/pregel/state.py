@@ -16,7 +16,8 @@ from lgcheckpoint.constants import CONF, CONTROL_WRITES, END, INPUT, INTERRUPT, 
 from lgcheckpoint.errors import InvalidUpdateError
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, task_path_str,
+    InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, read_state,
+    task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -85,7 +86,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
             apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes)
     reported = out.tasks_with_writes(list(tasks.values()), pending, states, graph, live=live)
     return StateSnapshot(
-        {k: channels[k].get() for k in graph.stream_channels if channels[k].is_available()},
+        read_state(channels, graph.stream_channels),
         tuple(t.name for t in tasks.values() if not t.writes),
         out.with_checkpoint_map(saved.config, saved.metadata),
         saved.metadata,

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, RETURN
+from lgcheckpoint.pregel.algo import read_state
 from lgcheckpoint.types import PregelTask
 
 
@@ -131,8 +132,7 @@ def checkpoint_payload(loop: Any) -> dict:
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
         "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
                                                            loop.metadata)),
-        "values": {k: loop.channels[k].get() for k in loop.graph.stream_channels
-                   if loop.channels[k].is_available()},
+        "values": read_state(loop.channels, loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
         "tasks": task_list,
