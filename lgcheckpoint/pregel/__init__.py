@@ -190,7 +190,7 @@ class Pregel:
         durability = durability or conf.get("__lg_durability") or "async"
         conf["__lg_durability"] = durability
         conf["__lg_checkpointer"] = saver  # subgraphs compiled without one inherit it
-        modes = [stream_mode or "updates"] if not isinstance(stream_mode, list) else stream_mode
+        modes = [stream_mode or "updates"] if not isinstance(stream_mode, (list, tuple)) else stream_mode
         for mode in modes:
             if mode not in STREAM_MODES:
                 raise ValueError(f"Unknown stream_mode {mode!r}: use one of {STREAM_MODES}")
@@ -374,7 +374,7 @@ def without_id(config: dict) -> dict:
 
 def drain(run: Run, subgraphs: bool, stream_mode: Any) -> Iterator[Any]:
     """Chunks collected since the last drain, shaped as the caller asked."""
-    many = isinstance(stream_mode, list)
+    many = isinstance(stream_mode, (list, tuple))
     while run.chunks:
         ns, mode, payload = run.chunks.popleft()
         if subgraphs:
