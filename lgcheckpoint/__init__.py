@@ -1,5 +1,22 @@
 """lgcheckpoint: LangGraph's durable-execution core, compact enough to read, with viewers to see it.
 
+A graph that stops to ask a question, and resumes from its checkpoint::
+
+    >>> import operator
+    >>> from typing import Annotated, TypedDict
+    >>> from lgcheckpoint import START, Command, InMemorySaver, StateGraph, interrupt
+    >>> class State(TypedDict):
+    ...     log: Annotated[list, operator.add]
+    >>> graph = StateGraph(State)
+    >>> _ = graph.add_node("ask", lambda state: {"log": [interrupt("name?")]})
+    >>> _ = graph.add_edge(START, "ask")
+    >>> app = graph.compile(checkpointer=InMemorySaver())
+    >>> thread = {"configurable": {"thread_id": "1"}}
+    >>> app.invoke({"log": []}, thread)["__interrupt__"][0].value
+    'name?'
+    >>> app.invoke(Command(resume="Ada"), thread)
+    {'log': ['Ada']}
+
 Start here: ``lgcheckpoint.graph`` builds a graph, ``lgcheckpoint.pregel`` runs it in super-steps,
 ``lgcheckpoint.checkpoint`` saves what each step did, ``lgcheckpoint.viz`` shows it.
 """

@@ -231,3 +231,11 @@ def test_subgraph_checkpoints_follow_their_parent_checkpoint():
         elif verb == "put":
             published.append(cid)
     assert any(extra for verb, _, extra in saver.events if verb == "parents")  # a child ran
+
+
+def test_package_docstring_example_runs():
+    import doctest
+
+    import lgcheckpoint
+
+    assert doctest.testmod(lgcheckpoint).failed == 0
