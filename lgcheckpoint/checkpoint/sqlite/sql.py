@@ -152,6 +152,9 @@ def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
     entry = "SELECT 1 FROM json_each(CAST(metadata AS TEXT)) WHERE key = ?"
     if value is None:  # like LangGraph: a missing key counts as None
         return f"NOT EXISTS ({entry} AND type != 'null')", [key]
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
+        raise ValueError(f"metadata filter {key!r}: {value} is outside SQLite's 64-bit integer "
+                         "range; filter on a smaller number or store it as a string")
     if isinstance(value, (bool, int, float)):  # as in Python (and LangGraph): True == 1, 0 == 0.0
         return (f"EXISTS ({entry} AND type IN ('integer', 'real', 'true', 'false') "
                 "AND value = ?)", [key, value])
