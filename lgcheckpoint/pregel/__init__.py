@@ -166,8 +166,12 @@ class Pregel:
             # graph.invoke() inside a node: a subgraph of the running task
             sub = subgraph_config(parent)
             config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
+        if not isinstance(config, (dict, type(None))) or not isinstance(
+                (config or {}).get(CONF) or {}, dict):
+            raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
+                            f"'1'}}}}, got {config!r}")
         config = {**(config or {})}
-        conf = config["configurable"] = {**config.get("configurable", {})}
+        conf = config["configurable"] = {**(config.get("configurable") or {})}
         config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if config["recursion_limit"] < 1:
             raise ValueError("recursion_limit must be at least 1")

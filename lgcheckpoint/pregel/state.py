@@ -13,7 +13,7 @@ from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty_checkpoint
 from lgcheckpoint.constants import CONF, CONTROL_WRITES, END, INPUT, INTERRUPT, NS_END, NS_SEP, START
-from lgcheckpoint.errors import InvalidUpdateError
+from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, read_state,
@@ -121,6 +121,10 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
     conf = {"checkpoint_ns": "", **config[CONF]}
     config = {**config, CONF: conf}
     saved = saver.get_tuple(config)
+    if saved is None and conf.get("checkpoint_id"):
+        raise CheckpointNotFoundError(
+            f"Thread {conf['thread_id']!r} has no checkpoint {conf['checkpoint_id']!r}: pick one "
+            "from get_state_history(config), or leave checkpoint_id out to edit the latest")
     checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
     previous_versions = dict(checkpoint["channel_versions"])
     step = saved.metadata.get("step", -1) if saved else -1
@@ -180,10 +184,10 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
         state = branch.mapper(state) if branch.mapper else (
             {**values, **state} if isinstance(values, dict) else state)
         writes.extend(branch_writes(branch.destinations(branch.path(state))))
+    apply_writes(checkpoint, channels, [task], version, graph.trigger_to_nodes)  # may refuse
     if saved is not None and writes and not superseded(saver, config, saved):
         # the update is also kept as the writes of that task on the checkpoint it edits
         saver.put_writes(checkpoint_config, list(writes), tid, task_path_str(task.path))
-    apply_writes(checkpoint, channels, [task], version, graph.trigger_to_nodes)
     return publish("update", step + 1)
 
 
