@@ -198,3 +198,31 @@ def test_several_pending_interrupts_need_ids():
     graph.invoke({"x": 0}, THREAD)
     with pytest.raises(RuntimeError, match="interrupt id"):
         graph.invoke(Command(resume="yes"), THREAD)
+
+
+def test_config_must_be_a_dict():
+    with pytest.raises(TypeError, match="configurable"):
+        runnable(InMemorySaver()).invoke({"x": 0}, "thread-1")
+    with pytest.raises(ValueError, match="thread_id"):
+        runnable(InMemorySaver()).invoke({"x": 0}, {"configurable": None})
+
+
+def test_update_state_of_an_unknown_checkpoint():
+    saver = InMemorySaver()
+    graph = runnable(saver)
+    graph.invoke({"x": 0}, THREAD)
+    before = len(list(saver.list(THREAD)))
+    config = {"configurable": {"thread_id": "t", "checkpoint_id": "garbage"}}
+    with pytest.raises(KeyError, match="garbage"):
+        graph.update_state(config, {"x": 5})
+    assert len(list(saver.list(THREAD))) == before
+
+
+def test_refused_update_saves_nothing():
+    saver = InMemorySaver()
+    graph = runnable(saver)
+    graph.invoke({"x": 0, "log": []}, THREAD)
+    before = (len(list(saver.list(THREAD))), len(saver.get_tuple(THREAD).pending_writes))
+    with pytest.raises(TypeError):
+        graph.update_state(THREAD, {"log": 5}, as_node="a")  # list + int
+    assert (len(list(saver.list(THREAD))), len(saver.get_tuple(THREAD).pending_writes)) == before
