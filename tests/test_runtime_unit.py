@@ -239,3 +239,81 @@ def test_package_docstring_example_runs():
     import lgcheckpoint
 
     assert doctest.testmod(lgcheckpoint).failed == 0
+
+
+# --- issue 4: control flow, time travel, subgraphs -----------------------------------------------
+from lgcheckpoint.config import get_stream_writer  # noqa: E402
+from lgcheckpoint.types import Send  # noqa: E402
+
+
+def test_send_map_reduce_stores_packets_in_pregel_tasks():
+    g = StateGraph(State)
+    g.add_node("square", lambda arg: {"log": [arg["n"] ** 2]})
+    g.add_conditional_edges(START, lambda s: [Send("square", {"n": n}) for n in (1, 2, 3)])
+    saver = InMemorySaver()
+    cfg = {"configurable": {"thread_id": "sends"}}
+    assert sorted(g.compile(checkpointer=saver).invoke({"x": 0}, cfg)["log"]) == [1, 4, 9]
+    packets = [t.checkpoint["channel_values"].get("__pregel_tasks") for t in saver.list(cfg)]
+    assert [Send("square", {"n": n}) for n in (1, 2, 3)] in packets
+
+
+def test_command_goto_and_update():
+    from lgcheckpoint.types import Command
+
+    g = StateGraph(State)
+    g.add_node("a", lambda s: Command(goto="c", update={"log": ["a"]}))
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_node("c", lambda s: {"log": ["c"]})
+    g.add_edge(START, "a")
+    assert g.compile().invoke({"x": 0})["log"] == ["a", "c"]
+
+
+def test_time_travel_replays_on_a_new_branch():
+    saver = InMemorySaver()
+    graph, cfg = chain(saver), {"configurable": {"thread_id": "tt"}}
+    graph.invoke({"x": 1}, cfg)
+    after_a = next(s for s in graph.get_state_history(cfg) if s.next == ("b",))
+    assert graph.invoke(None, after_a.config)["log"] == ["a", "b"]
+    history = list(graph.get_state_history(cfg))
+    assert history[0].metadata["source"] == "loop"
+    assert history[1].metadata["source"] == "fork"
+    assert history[1].parent_config["configurable"]["checkpoint_id"] == after_a.config[
+        "configurable"]["checkpoint_id"]
+
+
+def test_update_state_forks_an_old_checkpoint():
+    saver = InMemorySaver()
+    graph, cfg = chain(saver), {"configurable": {"thread_id": "fork"}}
+    graph.invoke({"x": 1}, cfg)
+    after_a = next(s for s in graph.get_state_history(cfg) if s.next == ("b",))
+    forked = graph.update_state(after_a.config, {"log": ["edited"]})
+    snap = graph.get_state(forked)
+    assert snap.metadata["source"] == "update" and snap.values["log"] == ["a", "edited"]
+    assert graph.invoke(None, forked)["log"] == ["a", "edited", "b"]
+
+
+def test_subgraph_checkpoints_live_under_the_task_namespace():
+    child = StateGraph(State)
+    child.add_node("inner", lambda s: {"log": [interrupt("ok?")]})
+    child.add_edge(START, "inner")
+    parent = StateGraph(State)
+    parent.add_node("child", child.compile())
+    parent.add_edge(START, "child")
+    graph, cfg = parent.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "s"}}
+    chunks = list(graph.stream({"x": 0}, cfg, stream_mode="updates", subgraphs=True))
+    assert chunks[0][0][0].startswith("child:")  # the child's namespace: "child:<task id>"
+    task = graph.get_state(cfg, subgraphs=True).tasks[0]
+    assert task.state.next == ("inner",)
+    assert task.state.config["configurable"]["checkpoint_ns"] == chunks[0][0][0]
+    assert graph.invoke(Command(resume="yes"), cfg)["log"] == ["yes"]
+
+
+def test_custom_stream_writer():
+    def talk(state):
+        get_stream_writer()("hello")
+        return {"x": 1}
+
+    g = StateGraph(State)
+    g.add_node("talk", talk)
+    g.add_edge(START, "talk")
+    assert list(g.compile().stream({"x": 0}, stream_mode="custom")) == ["hello"]
