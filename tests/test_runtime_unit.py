@@ -317,3 +317,17 @@ def test_custom_stream_writer():
     g.add_node("talk", talk)
     g.add_edge(START, "talk")
     assert list(g.compile().stream({"x": 0}, stream_mode="custom")) == ["hello"]
+
+
+class BrokenSaver(InMemorySaver):
+    def put_writes(self, config, writes, task_id, task_path=""):
+        raise ConnectionError("disk gone")
+
+
+def test_a_failed_save_reaches_the_caller_and_nothing_later_is_published():
+    saver = BrokenSaver()
+    cfg = {"configurable": {"thread_id": "broken"}}
+    with pytest.raises(ConnectionError, match="disk gone"):
+        chain(saver).invoke({"x": 1}, cfg)
+    # only the input checkpoint made it: the step whose writes failed was never published
+    assert [t.metadata["step"] for t in saver.list(cfg)] == [-1]

@@ -108,8 +108,8 @@ class Pregel:
                 yield from drain(run, subgraphs, stream_mode)
                 run_step(tasks, loop.commit, self, pool)
                 yield from drain(run, subgraphs, stream_mode)
-                if run.durability == "sync":
-                    saves.flush()
+                if run.durability == "sync" or saves.error is not None:
+                    saves.flush()  # a failed save stops the run at the next step
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
             saves.close() if own else saves.flush()
@@ -144,7 +144,7 @@ class Pregel:
                 await arun_step(tasks, loop.commit, self)
                 for chunk in drain(run, subgraphs, stream_mode):
                     yield chunk
-                if run.durability == "sync":
+                if run.durability == "sync" or saves.error is not None:
                     await saves.flush()
         except GeneratorExit:
             self._finish(loop, None)
