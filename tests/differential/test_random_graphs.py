@@ -1,6 +1,7 @@
 """Random graphs, LangGraph against lgcheckpoint: hypothesis draws small graphs (fixed, join and
-conditional edges, deferred nodes, interrupt_before, loops that may hit the recursion limit, two
-nodes writing one LastValue in a step) and every one must give the same normalised history.
+conditional edges, Send fan-outs, deferred nodes, interrupt_before, nodes calling interrupt(),
+loops that may hit the recursion limit, two nodes writing one LastValue in a step), runs them,
+answers every interrupt, and every one must give the same normalised history.
 
 Derandomized, so CI sees the same examples every run; a failure prints the graph it drew.
 """
@@ -47,6 +48,8 @@ def graph_specs(draw) -> dict:
         "writes_last": draw(st.lists(st.sampled_from(nodes), max_size=2, unique=True)),
         "defer": draw(st.none() | st.sampled_from(nodes)),
         "interrupt_before": draw(st.lists(st.sampled_from(nodes), max_size=1)),
+        "asks": draw(st.lists(st.sampled_from(nodes), max_size=1)),  # calls interrupt()
+        "sends": draw(st.lists(st.sampled_from(nodes), max_size=1)),  # routes by Send
     }
 
 
@@ -55,15 +58,27 @@ def scenario_for(spec: dict):
 
     def node(name: str):
         def run(state):
-            update = {"trail": [name], "hops": 1}
+            answer = lib_of_run.interrupt(f"{name}?") if name in spec.get("asks", ()) else ""
+            update = {"trail": [name + answer], "hops": 1}
             return {**update, "last": name} if name in spec["writes_last"] else update
 
         return run
 
-    def router(choices: list[str]):
-        return lambda s: choices[s["hops"] % len(choices)] if s["hops"] < 6 else "__end__"
+    def router(name: str, choices: list[str]):
+        def route(s):
+            if s["hops"] >= 6:
+                return "__end__"
+            if name in spec.get("sends", ()):  # every choice, as a Send with its own state
+                return [lib_of_run.Send(c, {"trail": [f"sent by {name}"]}) for c in choices]
+            return choices[s["hops"] % len(choices)]
+
+        return route
+
+    lib_of_run = None  # the Run, once the scenario starts (nodes need its interrupt and Send)
 
     def scenario(lib: Run):
+        nonlocal lib_of_run
+        lib_of_run = lib
         g = lib.StateGraph(Walk)
         for name, (kind, targets) in spec["edges"].items():
             g.add_node(name, node(name), defer=name == spec["defer"])
@@ -71,7 +86,7 @@ def scenario_for(spec: dict):
                 for target in targets:
                     g.add_edge(name, target)
             elif kind == "route":
-                g.add_conditional_edges(name, router(targets))
+                g.add_conditional_edges(name, router(name, targets), targets + ["__end__"])
         for name in spec["entry"]:
             g.add_edge(lib.START, name)
         if spec["join"]:
@@ -79,11 +94,28 @@ def scenario_for(spec: dict):
             g.add_edge([a, b], c)
         graph = g.compile(checkpointer=lib.saver(), interrupt_before=spec["interrupt_before"])
         cfg = {"configurable": {"thread_id": "t"}, "recursion_limit": 8}
-        lib.invoke(graph, {"trail": [], "hops": 0}, cfg)
-        for _ in range(2):  # continue past interrupt_before, if the graph stopped there
-            lib.invoke(graph, None, cfg)
+        invoke(lib, graph, {"trail": [], "hops": 0}, cfg)
+        for _ in range(3):  # answer every interrupt, or continue past interrupt_before
+            state = lib.get_state(graph, cfg)
+            if isinstance(state, Exception) or not state.next:
+                break
+            answers = {i.id: "!" for i in state.interrupts}
+            invoke(lib, graph, lib.Command(resume=answers) if answers else None, cfg)
 
     return scenario
+
+
+def invoke(lib: Run, graph, input, cfg) -> None:
+    """Record an invoke; parallel tasks may interrupt in any order, so keep only the sorted
+    questions from its result (get_state shows the interrupts with their ids, in task order)."""
+
+    def call():
+        out = graph.invoke(input, cfg)
+        if isinstance(out, dict) and "__interrupt__" in out:
+            out = {**out, "__interrupt__": sorted(i.value for i in out["__interrupt__"])}
+        return out
+
+    lib.attempt("invoke", call)
 
 
 # found by this test: n0 -> n1 and add_edge(["n0", "n1"], "n2"); n2 must wait for n1 as well
