@@ -9,9 +9,10 @@ Derandomized, so CI sees the same examples every run; a failure prints the graph
 from __future__ import annotations
 
 import operator
+import os
 from typing import Annotated
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
@@ -134,6 +135,9 @@ JOIN_AFTER_CHAIN = {
     deadline=None,
     derandomize=True,
     database=None,  # nothing written into the repository
+    # shrinking a failure to the smallest graph takes a minute: only when asked (LGC_SHRINK=1)
+    phases=[Phase.explicit, Phase.generate]
+    + ([Phase.shrink] if os.environ.get("LGC_SHRINK") else []),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(graph_specs())
