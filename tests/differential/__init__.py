@@ -2,6 +2,6 @@
 histories (results, streams, states, the saver's raw checkpoints and writes) must be equal.
 
 Read ``libs.py`` (the two libraries), ``harness.py`` (recording and normalising), then the
-scenarios. To look at one scenario: ``python -m tests.differential.harness linear_chain ours``;
+scenarios; ``test_random_graphs.py`` draws graphs with hypothesis (``LGC_SHRINK=1`` to shrink). To look at one scenario: ``python -m tests.differential.harness linear_chain ours``;
 without a library name it prints the diff (or "same").
 """
