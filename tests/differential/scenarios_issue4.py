@@ -607,3 +607,18 @@ def send_tasks_interrupted_resumed_by_id(lib: Run):
     )
     pending = lib.get_state(graph, cfg).interrupts
     lib.invoke(graph, lib.Command(resume={i.id: f"ok {i.value}" for i in pending}), cfg)
+
+
+@scenario
+def subgraph_streams_tasks_custom_checkpoints(lib: Run):
+    def inner(state):
+        lib.get_stream_writer()({"inner says": "hi"})
+        return {"trail": ["inner"]}
+
+    sub = lib.StateGraph(Trail)
+    sub.add_node("inner", inner)
+    sub.add_edge(lib.START, "inner")
+    graph = parent_graph(lib, sub.compile())
+    modes = ["tasks", "custom", "checkpoints"]
+    lib.stream(graph, {"trail": []}, thread(), stream_mode=modes, subgraphs=True)
+    lib.stream(graph, {"trail": []}, thread("t2"), stream_mode="custom")  # without subgraphs=True
