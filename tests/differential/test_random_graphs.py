@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import os
+import tempfile
 from typing import Annotated
 
 from hypothesis import HealthCheck, Phase, example, given, settings
@@ -130,8 +131,7 @@ JOIN_AFTER_CHAIN = {
 }
 
 
-@settings(
-    max_examples=30,
+COMMON = settings(
     deadline=None,
     derandomize=True,
     database=None,  # nothing written into the repository
@@ -140,8 +140,22 @@ JOIN_AFTER_CHAIN = {
     + ([Phase.shrink] if os.environ.get("LGC_SHRINK") else []),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+
+
+@settings(COMMON, max_examples=30)
 @given(graph_specs())
 @example(JOIN_AFTER_CHAIN)
 def test_random_graph_same_as_langgraph(spec):
     scenario = scenario_for(spec)
     assert_same(f"random graph {spec}", record(scenario, LANGGRAPH), record(scenario, OURS))
+
+
+@settings(COMMON, max_examples=10)
+@given(graph_specs())
+def test_random_graph_on_our_sqlite_same_as_langgraph(spec):
+    scenario = scenario_for(spec)
+    with tempfile.TemporaryDirectory() as tmp:  # a fresh file per example
+        on_file = lambda lib: lib.SqliteSaver.from_conn_string(os.path.join(tmp, "db.sqlite"))
+        assert_same(
+            f"random graph {spec}", record(scenario, LANGGRAPH), record(scenario, OURS, on_file)
+        )
