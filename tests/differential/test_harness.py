@@ -2,11 +2,13 @@
 normaliser), and a deliberately different run compares unequal (the comparison can fail)."""
 
 import pytest
+from hypothesis import given, settings
 
 from tests.differential.harness import Normaliser, assert_same, record
 from tests.differential.libs import LANGGRAPH, Lib
 from tests.differential.scenarios_issue3 import ISSUE3, linear_chain, thread, two_step_graph
 from tests.differential.scenarios_issue4 import ISSUE4
+from tests.differential.test_random_graphs import COMMON, graph_specs, scenario_for
 
 ALL = {**ISSUE3, **ISSUE4}
 
@@ -62,3 +64,10 @@ def test_library_wording_and_config_internals_are_not_compared():
     config = {"configurable": {"thread_id": "t", "__pregel_checkpointer": object()}}
     assert norm(config) == {"configurable": {"thread_id": "t"}}
     assert norm({"__pregel_tasks": [1]}) == {"__pregel_tasks": [1]}  # a channel, not a config
+
+
+@settings(COMMON, max_examples=15)
+@given(graph_specs())
+def test_random_graphs_on_langgraph_equal_themselves(spec):
+    scenario = scenario_for(spec)
+    assert_same("random graph", record(scenario, LANGGRAPH), record(scenario, LANGGRAPH))
