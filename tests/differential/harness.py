@@ -314,6 +314,8 @@ class Normaliser:
         if type(obj).__name__ in ("StateSnapshot", "PregelTask"):
             self.learn_task_names(obj)
         if isinstance(obj, dict):
+            if isinstance(obj.get("id"), str) and isinstance(obj.get("name"), str):
+                self.task_names.setdefault(obj["id"], obj["name"])  # a task in a tasks/debug stream
             if isinstance(obj.get("configurable"), dict):  # a config: drop the runtime's internals
                 internal = [k for k in obj["configurable"] if str(k).startswith("__")]
                 obj = {
