@@ -1,5 +1,8 @@
 """Channels hold state between super-steps; a write becomes visible in the next step.
 
+A channel never changes a value it has handed out with checkpoint(): it builds a new one.
+A saver may still be serializing the previous checkpoint in the background.
+
 Each channel answers five questions: update(values) -> did I change?, get(), is_available(),
 checkpoint() (what to store) and from_checkpoint(stored) (a fresh copy restored from it).
 consume() and finish() let barrier-like channels reset after their readers ran.
@@ -167,7 +170,7 @@ class Topic(Channel):
             updated, self.values = bool(self.values), []
         flat = [v for value in values for v in (value if isinstance(value, list) else [value])]
         if flat:
-            self.values.extend(flat)
+            self.values = [*self.values, *flat]  # a new list: the stored one is never changed
             updated = True
         return updated
 
@@ -198,7 +201,7 @@ class NamedBarrierValue(Channel):
             if value not in self.names:
                 raise InvalidUpdateError(f"At key '{self.key}': Value {value} not in {self.names}")
             if value not in self.seen:
-                self.seen.add(value)
+                self.seen = self.seen | {value}  # a new set: the stored one is never changed
                 updated = True
         return updated
 

@@ -331,3 +331,25 @@ def test_a_failed_save_reaches_the_caller_and_nothing_later_is_published():
         chain(saver).invoke({"x": 1}, cfg)
     # only the input checkpoint made it: the step whose writes failed was never published
     assert [t.metadata["step"] for t in saver.list(cfg)] == [-1]
+
+
+def test_async_saves_store_what_sync_saves_store():
+    """A slow saver must not see a channel value that a later step changed (LangGraph's async
+    mode stores the join below as {'n0'} at step 4 instead of set(): the set was mutated)."""
+    def build(saver):
+        g = StateGraph(State)
+        for n in ["n0", "n1", "n2"]:
+            g.add_node(n, lambda s, n=n: {"log": [n]})
+        g.add_edge(START, "n1")
+        g.add_edge("n1", "n2")
+        g.add_edge("n2", "n0")
+        g.add_edge(["n0", "n1"], "n2")
+        return g.compile(checkpointer=saver)
+
+    stored = {}
+    for durability in ("sync", "async"):
+        saver, cfg = RecordingSaver(delay=0.002), {"configurable": {"thread_id": durability}}
+        build(saver).invoke({"x": 0}, cfg, durability=durability)
+        stored[durability] = [t.checkpoint["channel_values"] for t in saver.list(cfg)]
+    assert stored["async"] == stored["sync"]
+    assert stored["sync"][1]["join:n0+n1:n2"] == set()  # step 4: n2 consumed the join
