@@ -1,7 +1,7 @@
 """Random graphs, LangGraph against lgcheckpoint: hypothesis draws small graphs (fixed, join and
-conditional edges, Send fan-outs, deferred nodes, interrupt_before, nodes calling interrupt(),
-loops that may hit the recursion limit, two nodes writing one LastValue in a step), runs them,
-answers every interrupt, and every one must give the same normalised history.
+conditional edges, Send fan-outs, subgraph nodes, deferred nodes, interrupt_before, nodes calling
+interrupt(), loops that may hit the recursion limit, two nodes writing one LastValue in a step),
+runs them, answers every interrupt, and every one must give the same normalised history.
 
 Derandomized, so CI sees the same examples every run; a failure prints the graph it drew.
 """
@@ -29,6 +29,14 @@ class Walk(TypedDict, total=False):
     last: str  # a LastValue: two nodes writing it in one step is an InvalidUpdateError
 
 
+class SubIn(TypedDict, total=False):
+    hops: int
+
+
+class SubOut(TypedDict, total=False):
+    trail: Annotated[list[str], operator.add]
+
+
 @st.composite
 def graph_specs(draw) -> dict:
     """A graph as plain data: entry nodes, per node its edges, plus joins and flags."""
@@ -52,6 +60,7 @@ def graph_specs(draw) -> dict:
         "interrupt_before": draw(st.lists(st.sampled_from(nodes), max_size=1)),
         "asks": draw(st.lists(st.sampled_from(nodes), max_size=1)),  # calls interrupt()
         "sends": draw(st.lists(st.sampled_from(nodes), max_size=1)),  # routes by Send
+        "subgraph": draw(st.lists(st.sampled_from(nodes), max_size=1)),  # a compiled subgraph
     }
 
 
@@ -65,6 +74,16 @@ def scenario_for(spec: dict):
             return {**update, "last": name} if name in spec["writes_last"] else update
 
         return run
+
+    def subgraph(name: str):
+        """Two inner nodes; the first one asks if ``name`` asks. It gets only ``hops`` and gives
+        back only its own trail (a subgraph returning the whole state would double the trail)."""
+        g = lib_of_run.StateGraph(Walk, input_schema=SubIn, output_schema=SubOut)
+        g.add_node("inner", node(name))
+        g.add_node("inner_out", lambda s: {"trail": [f"{name}.out"]})
+        g.add_edge(lib_of_run.START, "inner")
+        g.add_edge("inner", "inner_out")
+        return g.compile()
 
     def router(name: str, choices: list[str]):
         def route(s):
@@ -83,7 +102,8 @@ def scenario_for(spec: dict):
         lib_of_run = lib
         g = lib.StateGraph(Walk)
         for name, (kind, targets) in spec["edges"].items():
-            g.add_node(name, node(name), defer=name == spec["defer"])
+            action = subgraph(name) if name in spec.get("subgraph", ()) else node(name)
+            g.add_node(name, action, defer=name == spec["defer"])
             if kind == "fixed":
                 for target in targets:
                     g.add_edge(name, target)
