@@ -68,9 +68,10 @@ async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
         return await node.subgraph.arun_as_node(task, task.input)
-    if node.func is None or not node.is_async:  # sync nodes run in a worker thread
-        ctx = contextvars.copy_context()
-        return await asyncio.to_thread(ctx.run, call_node, task)
+    if node.func is None:
+        return task.input
+    if not node.is_async:  # sync nodes run in a worker thread, keeping the task context
+        return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
     return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
 
 
