@@ -354,7 +354,9 @@ def subgraph_config(task: Any) -> dict:
     conf = task.config[CONF]
     parent_ns = conf.get("checkpoint_ns", "")
     child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", "__lg_writer")}
-    child.update(checkpoint_ns=task.ns, __lg_task_id=task.id,
+    calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
+        task.scratchpad.subgraph_counter + 1)
+    child.update(checkpoint_ns=f"{task.ns}|{calls}" if calls else task.ns, __lg_task_id=task.id,
                  checkpoint_map={**conf.get("checkpoint_map", {}),
                                  parent_ns: conf["__lg_checkpoint_id"]},
                  __lg_parent_null_resume=conf.get("__lg_null_resume"))

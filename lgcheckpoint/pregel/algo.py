@@ -48,6 +48,7 @@ class Scratchpad:
         self.resume = resume  # answers to this task's interrupts, in call order
         self.null_resume = null_resume  # shared [value] from Command(resume=value), or None
         self.interrupt_counter = 0
+        self.subgraph_counter = 0  # the n-th graph this task invokes checkpoints under "ns|n"
 
     def take_null_resume(self) -> Any:
         if self.null_resume:

@@ -43,7 +43,7 @@ def subgraph_for(graph: Any, config: dict, saver: Any) -> tuple[Any, dict] | Non
     ns = conf.get("checkpoint_ns", "")
     if not ns or "__lg_checkpointer" in conf:
         return None
-    for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP)):
+    for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit()):
         node = graph.nodes.get(name)
         if node is None or node.inner_graph is None:
             raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
