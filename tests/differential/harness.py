@@ -105,19 +105,30 @@ class Run:
     # the verbs: each records under the same label whichever saver is used; with an async saver,
     # reads go through the async twins (a sync call could not reach that saver's event loop)
 
+    def options(self, graph, **kw) -> dict:
+        """Keyword arguments for a run: the library's default durability unless ``kw`` sets one
+        (and only for a graph with a checkpointer: without one there is nothing to make durable)."""
+        has_saver = getattr(graph, "checkpointer", None) is not None
+        if self.lib.durability and has_saver and "durability" not in kw:
+            return {**kw, "durability": self.lib.durability}
+        return kw
+
     def invoke(self, graph, input, config=None, **kw):
-        return self._call("invoke", graph, config, lambda: graph.invoke(input, config, **kw))
+        fn = lambda: graph.invoke(input, config, **self.options(graph, **kw))
+        return self._call("invoke", graph, config, fn)
 
     def ainvoke(self, graph, input, config=None, **kw):
-        fn = lambda: self.run_async(graph.ainvoke(input, config, **kw))
+        fn = lambda: self.run_async(graph.ainvoke(input, config, **self.options(graph, **kw)))
         return self._call("ainvoke", graph, config, fn)
 
     def stream(self, graph, input, config=None, **kw):
-        fn = lambda: list(graph.stream(input, config, **kw))
+        fn = lambda: list(graph.stream(input, config, **self.options(graph, **kw)))
         return self._call(f"stream {kw}", graph, config, fn)
 
     def astream(self, graph, input, config=None, **kw):
-        fn = lambda: self.run_async(collect(graph.astream(input, config, **kw)))
+        fn = lambda: self.run_async(
+            collect(graph.astream(input, config, **self.options(graph, **kw)))
+        )
         return self._call(f"astream {kw}", graph, config, fn)
 
     def get_state(self, graph, config, **kw):

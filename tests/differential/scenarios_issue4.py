@@ -603,7 +603,10 @@ def send_tasks_interrupted_resumed_by_id(lib: Run):
     cfg = thread()
     # the tasks run in parallel threads, so compare the interrupts as a set
     lib.attempt(
-        "interrupted", lambda: sorted(i.value for i in graph.invoke({}, cfg)["__interrupt__"])
+        "interrupted",
+        lambda: sorted(
+            i.value for i in graph.invoke({}, cfg, **lib.options(graph))["__interrupt__"]
+        ),
     )
     pending = lib.get_state(graph, cfg).interrupts
     lib.invoke(graph, lib.Command(resume={i.id: f"ok {i.value}" for i in pending}), cfg)

@@ -132,7 +132,7 @@ def invoke(lib: Run, graph, input, cfg) -> None:
     questions from its result (get_state shows the interrupts with their ids, in task order)."""
 
     def call():
-        out = graph.invoke(input, cfg)
+        out = graph.invoke(input, cfg, **lib.options(graph))
         if isinstance(out, dict) and "__interrupt__" in out:
             out = {**out, "__interrupt__": sorted(i.value for i in out["__interrupt__"])}
         return out
