@@ -1,7 +1,8 @@
 """Random graphs, LangGraph against lgcheckpoint: hypothesis draws small graphs (fixed, join and
 conditional edges, Send fan-outs, subgraph nodes, deferred nodes, interrupt_before, nodes calling
 interrupt(), loops that may hit the recursion limit, two nodes writing one LastValue in a step),
-runs them, answers every interrupt, and every one must give the same normalised history.
+runs them, answers every interrupt, and every one must give the same normalised history (on our
+InMemorySaver, and on a few examples on our SqliteSaver and PostgresSaver).
 
 Derandomized, so CI sees the same examples every run; a failure prints the graph it drew.
 """
@@ -13,12 +14,14 @@ import os
 import tempfile
 from typing import Annotated
 
+import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, assert_same, record
 from tests.differential.libs import LANGGRAPH, OURS
+from tests.differential.test_savers import fresh_postgres
 
 NAMES = ["n0", "n1", "n2", "n3"]
 
@@ -179,3 +182,12 @@ def test_random_graph_on_our_sqlite_same_as_langgraph(spec):
         assert_same(
             f"random graph {spec}", record(scenario, LANGGRAPH), record(scenario, OURS, on_file)
         )
+
+
+@pytest.mark.postgres
+@settings(COMMON, max_examples=8)
+@given(spec=graph_specs())
+def test_random_graph_on_our_postgres_same_as_langgraph(postgres_uri, spec):
+    scenario = scenario_for(spec)
+    on_db = lambda lib: fresh_postgres(lib, postgres_uri)  # emptied for each example
+    assert_same(f"random graph {spec}", record(scenario, LANGGRAPH), record(scenario, OURS, on_db))
