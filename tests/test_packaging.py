@@ -1,0 +1,54 @@
+"""Every third-party import is declared where it is used: the core needs only its two dependencies."""
+
+import ast
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "lgcheckpoint"
+IMPORT_TO_DIST = {"psycopg_pool": "psycopg-pool", "traitlets": "ipywidgets"}  # import name -> distribution
+OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
+    "viz": "viz", "checkpoint/postgres": "postgres", "checkpoint/sqlite/aio.py": "sqlite",
+}
+
+
+def third_party_imports(path: Path, top_level_only: bool) -> set[str]:
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    names = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n not in {"lgcheckpoint", "__future__"}}
+
+
+def declared(extra: str | None) -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = project["dependencies"] + (project["optional-dependencies"][extra] if extra else [])
+    return {r.split("[")[0].split(">")[0].split("=")[0].split(";")[0].strip().lower() for r in reqs}
+
+
+def part_of(path: Path) -> str | None:
+    rel = path.relative_to(PKG).as_posix()
+    return next((extra for part, extra in OPTIONAL_PARTS.items() if rel.startswith(part)), None)
+
+
+def test_core_modules_import_only_declared_dependencies_at_top_level():
+    problems = []
+    for path in sorted(PKG.rglob("*.py")):
+        extra = part_of(path)
+        allowed = declared(extra)
+        # optional libraries (numpy, a viewer's widgets) may be imported lazily inside functions
+        for name in third_party_imports(path, top_level_only=True):
+            if IMPORT_TO_DIST.get(name, name).replace("_", "-").lower() not in allowed:
+                problems.append(f"{path.relative_to(ROOT)} imports {name}, not declared for {extra or 'core'}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_package_never_imports_langgraph():
+    users = [p.relative_to(ROOT).as_posix() for p in PKG.rglob("*.py")
+             if {"langgraph", "langchain_core"} & third_party_imports(p, top_level_only=False)]
+    assert not users, f"LangGraph is a test dependency only; imported by {users}"
