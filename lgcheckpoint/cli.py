@@ -139,7 +139,8 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
         parts += ["<h2>Lineage</h2>", LineageGraph(saver, config).svg()]
     except GraphvizNotFound as err:
         parts += ["<h2>Lineage</h2>", f"<p>{html.escape(str(err))}</p>"]
-    parts += ["<h2>Channel versions</h2>", ChannelVersionTable(saver, config)._repr_html_()]
+    parts += ["<h2>Channel versions</h2>",  # wide tables scroll instead of overflowing the page
+              f"<div style='overflow-x:auto'>{ChannelVersionTable(saver, config)._repr_html_()}</div>"]
     png = VersionsSeenMatrix(saver, config).png()
     parts += ["<h2>versions_seen at the head</h2>",
               f'<img alt="versions_seen matrix" src="data:image/png;base64,{base64.b64encode(png).decode()}">']
