@@ -49,6 +49,8 @@ def build_and_run(src: Path) -> Path:
     nb = parse(src.read_text())
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
     nb.metadata.pop("widgets", None)  # no stored widget state: it is large and nbval ignores it
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # run timestamps only make diffs noisy
     out = ROOT / (src.stem + ".ipynb")
     nbformat.write(nb, out)
     return out
