@@ -20,8 +20,8 @@ from langgraph.types import Command, interrupt
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from lgcheckpoint.checkpoint.base import empty_checkpoint
-from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
+from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
+from lgcheckpoint.checkpoint.postgres import PostgresSaver
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
 from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError, UnsafeTypeError
 
@@ -48,7 +48,7 @@ def cfg(thread_id: str = "t", ns: str = "", checkpoint_id: str | None = None) ->
 def make_checkpoint(**values: Any) -> dict:
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = values
-    checkpoint["channel_versions"] = {k: sql.next_version(None) for k in values}
+    checkpoint["channel_versions"] = {k: next_string_version(None) for k in values}
     return checkpoint
 
 

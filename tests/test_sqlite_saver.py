@@ -18,7 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver as LGSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgcheckpoint.errors import InvalidCheckpointError
@@ -35,7 +35,7 @@ def cfg(thread_id: str = "t", ns: str = "", checkpoint_id: str | None = None) ->
 def make_checkpoint(**values) -> dict:
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = values
-    checkpoint["channel_versions"] = {k: sql.next_version(None) for k in values}
+    checkpoint["channel_versions"] = {k: next_string_version(None) for k in values}
     return checkpoint
 
 
@@ -242,7 +242,7 @@ async def test_sync_saver_async_verbs_share_the_lock(sqlite_path):
 
 WRITER = """
 import sys
-from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
     parent = {"configurable": {"thread_id": sys.argv[2], "checkpoint_ns": ""}}

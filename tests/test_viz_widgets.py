@@ -135,7 +135,7 @@ def test_widgets_driven_from_python():
     assert "next: review  because branch:to:review 4 &gt; seen 0" in details.value
     assert "#fde047" in LineageGraph(run.app, run.config, selected="c3").dot
     player = SuperStepPlayer(run.app, run.config).widget()
-    (play, slider), frame = player.children[0].children, player.children[1]
+    (_play, slider), frame = player.children[0].children, player.children[1]
     slider.value = 1
     assert "frame 2/4: c1 step 0 (loop)" in frame.value and "<svg" in frame.value
     table = ChannelVersionTable(run.saver, run.config).widget()

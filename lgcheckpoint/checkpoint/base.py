@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import random
 from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
@@ -265,6 +266,16 @@ class BaseCheckpointSaver(Generic[V]):
         clone = copy.copy(self)
         clone.serde = serde
         return clone
+
+
+def next_string_version(current: str | int | float | None) -> str:
+    """``<counter:032>.<random:016>``: sorts as text like the counter; the random tail keeps forks apart.
+
+    LangGraph's InMemory, SQLite and Postgres savers all write versions of this shape, so a thread
+    started by either library can be continued by the other.
+    """
+    counter = 0 if current is None else int(str(current).split(".")[0])
+    return f"{counter + 1:032}.{random.random():016}"
 
 
 def metadata_matches(metadata: dict[str, Any], filter: dict[str, Any] | None) -> bool:

@@ -15,13 +15,13 @@ and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sql
 from __future__ import annotations
 
 import bisect
-import random
 import threading
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
+    next_string_version,
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
@@ -397,12 +397,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     # --- versions -----------------------------------------------------------------------------
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """Strings "<n:032>.<random:016>": they sort like n; the random tail keeps forks apart."""
-        if current is None:
-            n = 0
-        else:
-            n = current if isinstance(current, int) else int(current.split(".")[0])
-        return f"{n + 1:032}.{random.random():016}"
+        """Sortable string versions, the same shape as LangGraph's savers write."""
+        return next_string_version(current)
 
 
 MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged

@@ -25,6 +25,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from lgcheckpoint.checkpoint.base import (
+    next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -137,7 +138,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
-        return sql.next_version(current)
+        return next_string_version(current)
 
     # --- connections ---------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -17,6 +17,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from lgcheckpoint.checkpoint.base import (
+    next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -128,7 +129,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
-        return sql.next_version(current)
+        return next_string_version(current)
 
     # --- sync verbs: run the async ones on the saver's event loop ---------------------------------
     def _wait(self, coro: Any) -> Any:

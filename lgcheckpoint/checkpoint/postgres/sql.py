@@ -21,7 +21,6 @@ Next: ``postgres/__init__.py``.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -457,13 +456,3 @@ def to_json(obj: Any, what: str) -> str:
         raise ValueError(f"the {what} contains a NUL character, which Postgres JSONB cannot store")
     return text
 
-
-def next_version(current: str | int | float | None) -> str:
-    """``<32-digit counter>.<16-char random>``: sorts as text, and two writers never collide."""
-    if current is None:
-        counter = 0
-    elif isinstance(current, (int, float)):
-        counter = int(current)
-    else:
-        counter = int(current.split(".")[0])
-    return f"{counter + 1:032}.{random.random():016}"

@@ -16,6 +16,7 @@ from contextlib import closing, contextmanager
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import (
+    next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -133,7 +134,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """String versions like LangGraph's SQLite saver, so either can continue a thread."""
-        return sql.next_version(current)
+        return next_string_version(current)
 
     # --- running statements --------------------------------------------------------------------
     def _fetch(self, query: Query) -> list[Any]:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from lgcheckpoint.checkpoint.base import (
+    next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -141,7 +142,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """String versions like LangGraph's SQLite saver, so either can continue a thread."""
-        return sql.next_version(current)
+        return next_string_version(current)
 
     # --- sync verbs, for other threads -----------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -17,7 +17,6 @@ Next: ``sqlite/__init__.py`` (the sync saver).
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -347,13 +346,6 @@ def _id_list(ids: Sequence[str], name: str) -> Sequence[str]:
 
 
 # --- versions and errors ---------------------------------------------------------------------
-def next_version(current: str | int | None) -> str:
-    """LangGraph's SQLite version string: a zero-padded counter and a random tiebreak."""
-    if current is None:
-        counter = 0
-    else:
-        counter = current if isinstance(current, int) else int(current.split(".")[0])
-    return f"{counter + 1:032}.{random.random():016}"
 
 
 _AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
