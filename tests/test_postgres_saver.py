@@ -20,6 +20,7 @@ from langgraph.types import Command, interrupt
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from lgcheckpoint import graph as our_graph
 from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.postgres import PostgresSaver
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -441,6 +442,48 @@ def test_eight_threads_write_at_once(saver, postgres_uri, kind):
         assert latest.checkpoint["channel_values"] == {"step": 9}
         assert latest.pending_writes == [(f"task-{i}", "out", i)]
         assert len(list(saver.list(cfg(f"worker-{i}")))) == 10
+
+
+# --- one commit per super-step ----------------------------------------------------------------
+def two_step_graph(checkpointer):
+    """a then b, each alone in its step, on our runtime."""
+    g = our_graph.StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1, "log": ["a"]})
+    g.add_node("b", lambda s: {"n": s["n"] + 1, "log": ["b"]})
+    g.add_edge(our_graph.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", our_graph.END)
+    return g.compile(checkpointer=checkpointer)
+
+
+def check_one_statement_per_step(statements: list[str], history: list) -> None:
+    """Input checkpoint, then one statement (writes CTE + checkpoint) per step; writes kept."""
+    assert len(statements) == 4 and ["task_writes" in q for q in statements] == [False] + [True] * 3
+    logs = [[v for _, c, v in t.pending_writes if c == "log"] for t in history]
+    assert logs == [[], [["b"]], [["a"]], [[]]]
+    assert history[0].checkpoint["channel_values"]["log"] == ["a", "b"]
+
+
+def test_a_step_with_one_task_is_one_statement(saver, monkeypatch):
+    statements: list[str] = []
+    execute = saver._execute
+    monkeypatch.setattr(saver, "_execute", lambda s: (statements.append(s.query), execute(s)))
+    two_step_graph(saver).invoke({**START_STATE, "n": 0}, cfg(), durability="sync")
+    check_one_statement_per_step(statements, list(saver.list(cfg())))
+
+
+async def test_async_saver_a_step_with_one_task_is_one_statement(saver, postgres_uri):
+    statements: list[str] = []
+    async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
+        execute = asaver._execute
+
+        async def counted(statement):
+            statements.append(statement.query)
+            await execute(statement)
+
+        asaver._execute = counted
+        await two_step_graph(asaver).ainvoke({**START_STATE, "n": 0}, cfg(), durability="sync")
+    check_one_statement_per_step(statements, list(saver.list(cfg())))
 
 
 # --- the async saver ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver as LGSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from lgcheckpoint import graph as our_graph
 from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -576,3 +577,63 @@ def test_a_dotted_filter_key_is_one_key_here_and_a_path_in_langgraph():
                 saver.put(cfg(f"t{i}"), {**checkpoint, "id": f"id-{i}"}, meta, {})
             found[name] = [t.metadata for t in saver.list(None, filter={"a.b": 1})]
     assert found == {"ours": [{"a.b": 1}], "langgraph": [{"a": {"b": 1}}]}
+
+
+# --- one commit per super-step ----------------------------------------------------------------
+def two_step_graph(saver, fail_in_b: bool = False):
+    """a then b, each alone in its step (our runtime, not LangGraph's)."""
+    def b(state):
+        if fail_in_b:
+            raise ValueError("b failed")
+        return {"n": state["n"] + 1, "log": ["b"]}
+
+    g = our_graph.StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1, "log": ["a"]})
+    g.add_node("b", b)
+    g.add_edge(our_graph.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", our_graph.END)
+    return g.compile(checkpointer=saver)
+
+
+def transactions(statements: list[str]) -> list[list[str]]:
+    """The traced statements grouped by transaction: the tables inserted into, in order."""
+    found: list[list[str]] = []
+    for text in statements:
+        if text.startswith("BEGIN"):
+            found.append([])
+        elif text.startswith("INSERT"):
+            table = text.split(" INTO ")[1].split()[0]
+            if found[-1][-1:] != [table]:  # executemany traces one INSERT per row
+                found[-1].append(table)
+    return found
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+def test_a_step_with_one_task_costs_one_commit(sqlite_path, durability):
+    """The task's writes share the transaction of the checkpoint they produce: writes first."""
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        saver.setup()
+        statements: list[str] = []
+        saver.conn.set_trace_callback(statements.append)
+        two_step_graph(saver).invoke({"n": 0, "log": []}, cfg(), durability=durability)
+        saver.conn.set_trace_callback(None)
+        history = list(saver.list(cfg()))
+    # the input checkpoint, then one transaction per step (__start__, a, b): writes, checkpoint
+    assert transactions(statements) == [["checkpoints"]] + [["writes", "checkpoints"]] * 3
+    assert sum(s.startswith("COMMIT") for s in statements) == 4
+    # each step's writes are stored on the checkpoint the task ran from
+    logs = [[v for _, c, v in t.pending_writes if c == "log"] for t in history]
+    assert logs == [[], [["b"]], [["a"]], [[]]]
+    assert [t.metadata["step"] for t in history] == [2, 1, 0, -1]
+
+
+def test_a_failed_last_task_still_saves_its_error_alone(sqlite_path):
+    """No checkpoint follows a failed step: the held error write is saved on its own."""
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        with pytest.raises(ValueError, match="b failed"):
+            two_step_graph(saver, fail_in_b=True).invoke({"n": 0, "log": []}, cfg())
+        latest = saver.get_tuple(cfg())
+        assert latest.metadata["step"] == 1
+        assert [c for _, c, _ in latest.pending_writes] == ["__error__"]
+        assert two_step_graph(saver).invoke(None, cfg())["log"] == ["a", "b"]  # b alone reruns

@@ -74,6 +74,15 @@ class CheckpointTuple(NamedTuple):
     pending_writes: list[PendingWrite] | None = None
 
 
+class PutWrites(NamedTuple):
+    """The arguments of one ``put_writes`` call, held so it can share the next put's commit."""
+
+    config: RunnableConfig  # names the checkpoint the task ran from
+    writes: Sequence[tuple[str, Any]]  # (channel, value) pairs
+    task_id: str
+    task_path: str = ""
+
+
 def empty_checkpoint() -> Checkpoint:
     """The checkpoint a brand-new thread starts from (its id carries step -2)."""
     return Checkpoint(
@@ -178,6 +187,10 @@ class BaseCheckpointSaver(Generic[V]):
     ) -> None:
         """Save one task's writes against the checkpoint it ran from."""
         raise NotImplementedError(f"{type(self).__name__} must implement put_writes")
+
+    # Optional, for savers with transactions: put_writes_and_checkpoint(PutWrites, config,
+    # checkpoint, metadata, new_versions) saves the writes, then the checkpoint, in ONE commit.
+    # The loop uses it for a step's last task when a saver has it (sqlite/, postgres/).
 
     # --- housekeeping ----------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:

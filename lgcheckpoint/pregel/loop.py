@@ -4,7 +4,8 @@
 step's tasks; a runner (runner.py, sync or async) runs them and hands each result back to
 ``commit``. Durability lives in named helpers: ``save_writes`` (a task's writes, durable before
 the step ends) and ``save_checkpoint`` (publishes the step). Both go through one ordered queue,
-so a checkpoint is never published before the writes that produced it.
+so a checkpoint is never published before the writes that produced it. When the saver can
+(``put_writes_and_checkpoint``), the step's last task's writes share the checkpoint's commit.
 Next: pregel/runner.py.
 """
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from lgcheckpoint.checkpoint.base import (
-    WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, copy_checkpoint, empty_checkpoint,
+    WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, PutWrites, copy_checkpoint,
+    empty_checkpoint,
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NULL_TASK_ID,
@@ -58,6 +60,10 @@ class PregelLoop:
         self.get_next_version = saver.get_next_version if saver else (
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
+        self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        # the step's last task's put_writes waits for the step's put, to share its commit
+        self.joins_writes = durability != "exit" and getattr(saves, "joins_writes", False)
+        self.held_writes: PutWrites | None = None
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -65,7 +71,9 @@ class PregelLoop:
         """Input, then super-steps until no node is triggered; yields each step's tasks to run."""
         self.apply_input()
         while self.tick():  # prepare the next tasks; False when none is triggered
-            yield [t for t in self.tasks.values() if not t.writes]  # run them, commit each
+            todo = [t for t in self.tasks.values() if not t.writes]
+            self.running = {t.id for t in todo}
+            yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = apply_writes(
                 self.checkpoint, self.channels, self.tasks.values(), self.get_next_version,
@@ -258,6 +266,7 @@ class PregelLoop:
 
     def commit(self, task: Task, error: BaseException | None) -> None:
         """Record how a task ended: its writes, its interrupt, or its error."""
+        self.running.discard(task.id)
         if isinstance(error, GraphInterrupt):
             if error.interrupts:
                 writes = [(INTERRUPT, error.interrupts)]
@@ -296,13 +305,24 @@ class PregelLoop:
 
     # --- durability --------------------------------------------------------------------------
     def save_writes(self, task_id: str, writes: list) -> None:
-        """Queue put_writes against the checkpoint the task ran from."""
+        """Queue put_writes against the checkpoint the task ran from; the step's last task's
+        writes are held instead, to be saved in one commit with the checkpoint that follows."""
         config = {**self.checkpoint_config, CONF: {
             **self.checkpoint_config[CONF], "checkpoint_ns": self.config[CONF].get(
                 "checkpoint_ns", ""), "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
-        self.saves.submit("put_writes", config, list(writes), task_id,
-                          task_path_str(task.path) if task else "")
+        call = PutWrites(config, list(writes), task_id, task_path_str(task.path) if task else "")
+        self.release_writes()  # anything held goes first: the queue keeps the order of calls
+        if self.joins_writes and task is not None and not self.running:
+            self.held_writes = call  # a crash before that commit loses both: the task reruns
+        else:
+            self.saves.submit("put_writes", *call)
+
+    def release_writes(self) -> None:
+        """Queue held writes on their own (no checkpoint follows them, e.g. the step failed)."""
+        if self.held_writes is not None:
+            self.saves.submit("put_writes", *self.held_writes)
+            self.held_writes = None
 
     def save_checkpoint(self, metadata: CheckpointMetadata, exiting: bool = False) -> None:
         """Snapshot the channels as a new checkpoint and queue its put (publishes the step)."""
@@ -325,8 +345,13 @@ class PregelLoop:
             new_versions = new_channel_versions(self.previous_versions, versions)
             self.previous_versions = versions
             # a copy: the next step mutates self.checkpoint while the saver may still be writing
-            self.saves.submit("put", {**self.checkpoint_config, CONF: conf},
-                              copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
+            put = ({**self.checkpoint_config, CONF: conf}, copy_checkpoint(self.checkpoint),
+                   dict(self.metadata), new_versions)
+            if self.held_writes is not None:  # write first, publish last, in one transaction
+                self.saves.submit("put_writes_and_checkpoint", self.held_writes, *put)
+                self.held_writes = None
+            else:
+                self.saves.submit("put", *put)
             self.checkpoint_config = {**self.checkpoint_config,
                                       CONF: {**conf, "checkpoint_id": self.checkpoint["id"]}}
         if not exiting:
@@ -334,6 +359,7 @@ class PregelLoop:
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
+        self.release_writes()
         if self.durability == "exit" and self.saver is not None and (
                 not self.is_nested or error is not None
                 or all(NS_END not in part for part in self.namespace)):

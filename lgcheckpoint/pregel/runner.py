@@ -241,6 +241,8 @@ class SyncSaves:
 
     def __init__(self, saver: Any, durability: str) -> None:
         self.saver, self.inline = saver, durability == "sync"
+        # the saver can save a task's writes and the next checkpoint in one commit
+        self.joins_writes = hasattr(saver, "put_writes_and_checkpoint")
         self.error: BaseException | None = None
         self.worker = None if self.inline else concurrent.futures.ThreadPoolExecutor(1)
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
@@ -277,6 +279,7 @@ class AsyncSaves:
 
     def __init__(self, saver: Any, durability: str) -> None:
         self.saver, self.error = saver, None
+        self.joins_writes = hasattr(saver, "aput_writes_and_checkpoint")
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
 

@@ -155,7 +155,33 @@ def acked(saver_cls: type, sabotage: str = "") -> type:
             REC.log(kind="ack", verb="put_writes", task=task_id,
                     checkpoint=config["configurable"]["checkpoint_id"])
 
+        if hasattr(saver_cls, "put_writes_and_checkpoint"):  # ours: both in one commit
+            def put_writes_and_checkpoint(self, task, config, checkpoint, metadata, new_versions):
+                if sabotage == "drop_writes":
+                    return self.put(config, checkpoint, metadata, new_versions)
+                saved = super().put_writes_and_checkpoint(
+                    task, config, checkpoint, metadata, new_versions)
+                log_both(task, checkpoint)
+                return saved
+
+        if hasattr(saver_cls, "aput_writes_and_checkpoint"):
+            async def aput_writes_and_checkpoint(self, task, config, checkpoint, metadata,
+                                                 new_versions):
+                if sabotage == "drop_writes":
+                    return await self.aput(config, checkpoint, metadata, new_versions)
+                saved = await super().aput_writes_and_checkpoint(
+                    task, config, checkpoint, metadata, new_versions)
+                log_both(task, checkpoint)
+                return saved
+
     return Acked
+
+
+def log_both(task: Any, checkpoint: dict) -> None:
+    """Acknowledge a put_writes_and_checkpoint as what it stands for: put_writes, then put."""
+    REC.log(kind="ack", verb="put_writes", task=task.task_id,
+            checkpoint=task.config["configurable"]["checkpoint_id"])
+    REC.log(kind="ack", verb="put", checkpoint=checkpoint["id"])
 
 
 def open_saver(job: Job) -> Any:

@@ -57,6 +57,23 @@ def recording(saver_cls: type) -> type:
             await super().aput_writes(config, writes, task_id, task_path)
             self.acked.add(self._write_key(config, task_id))
 
+        if hasattr(saver_cls, "put_writes_and_checkpoint"):  # ours: both in one commit
+            def put_writes_and_checkpoint(self, task, config, checkpoint, metadata, new_versions):
+                saved = super().put_writes_and_checkpoint(
+                    task, config, checkpoint, metadata, new_versions)
+                self.acked.add(self._write_key(task.config, task.task_id))
+                self.acked.add(self._put_key(config, checkpoint))
+                return saved
+
+        if hasattr(saver_cls, "aput_writes_and_checkpoint"):
+            async def aput_writes_and_checkpoint(self, task, config, checkpoint, metadata,
+                                                 new_versions):
+                saved = await super().aput_writes_and_checkpoint(
+                    task, config, checkpoint, metadata, new_versions)
+                self.acked.add(self._write_key(task.config, task.task_id))
+                self.acked.add(self._put_key(config, checkpoint))
+                return saved
+
     return Recording
 
 

@@ -31,6 +31,7 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PutWrites,
     RunnableConfig,
 )
 from lgcheckpoint.checkpoint.postgres import sql
@@ -119,6 +120,21 @@ class PostgresSaver(BaseCheckpointSaver[str]):
     ) -> None:
         """One task's writes, saved before its step ends so a crash does not lose them."""
         self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde))
+
+    def put_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """put_writes then put in one statement: one commit (one WAL flush) per step, not two."""
+        statement, next_config = sql.put_writes_and_checkpoint_statement(
+            task, config, checkpoint, metadata, new_versions, self.serde
+        )
+        self._execute(statement)
+        return next_config
 
     def delete_thread(self, thread_id: str) -> None:
         """Every checkpoint, blob and write of the thread."""

@@ -23,6 +23,7 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PutWrites,
     RunnableConfig,
 )
 from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, sql
@@ -115,6 +116,21 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         statement = sql.put_writes_statement(config, writes, task_id, task_path, self.serde)
         await self._execute(statement)
 
+    async def aput_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """put_writes then put in one statement: one commit (one WAL flush) per step, not two."""
+        statement, next_config = sql.put_writes_and_checkpoint_statement(
+            task, config, checkpoint, metadata, new_versions, self.serde
+        )
+        await self._execute(statement)
+        return next_config
+
     async def adelete_thread(self, thread_id: str) -> None:
         await self._execute(sql.delete_thread_statement(thread_id))
 
@@ -155,11 +171,16 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
 
         yield from self._wait(collect())
 
-    def put(self, config, checkpoint, metadata, new_versions) -> RunnableConfig:  # noqa: ANN001
+    def put(self, config, checkpoint, metadata, new_versions) -> RunnableConfig:
         return self._wait(self.aput(config, checkpoint, metadata, new_versions))
 
     def put_writes(self, config, writes, task_id, task_path: str = "") -> None:  # noqa: ANN001
         self._wait(self.aput_writes(config, writes, task_id, task_path))
+
+    def put_writes_and_checkpoint(self, task, config, checkpoint, metadata,  # noqa: ANN001
+                                  new_versions) -> RunnableConfig:
+        return self._wait(
+            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
 
     def delete_thread(self, thread_id: str) -> None:
         self._wait(self.adelete_thread(thread_id))

@@ -21,6 +21,7 @@ Next: ``postgres/__init__.py``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -30,6 +31,7 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PutWrites,
     RunnableConfig,
     get_checkpoint_id,
     get_checkpoint_metadata,
@@ -365,6 +367,25 @@ def put_writes_statement(
         "idx": [WRITES_IDX_MAP.get(channel, idx) for idx, (channel, _) in enumerate(writes)],
         "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
     })
+
+
+def put_writes_and_checkpoint_statement(
+    task: PutWrites,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+    serde: SerializerProtocol,
+) -> tuple[Statement, RunnableConfig]:
+    """put_writes and put as ONE statement (the writes ride along as a CTE): one commit."""
+    put, next_config = put_statement(config, checkpoint, metadata, new_versions, serde)
+    if (writes := put_writes_statement(*task, serde)) is None:
+        return put, next_config
+    # the writes' parameters get a prefix: both statements bind %(thread)s, %(id)s, %(blobs)s...
+    query = re.sub(r"%\((\w+)\)s", r"%(w_\1)s", writes.query)
+    params = {**{"w_" + key: value for key, value in writes.params.items()}, **put.params}
+    return Statement(put.query.replace("WITH", f"WITH task_writes AS ({query}),", 1),
+                     params), next_config
 
 
 def delete_thread_statement(thread_id: str) -> Statement:

@@ -22,6 +22,7 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PutWrites,
     RunnableConfig,
     get_checkpoint_id,
 )
@@ -118,6 +119,19 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     ) -> None:
         """Save one task's writes against the checkpoint it ran from."""
         self._write([sql.insert_writes(config, writes, task_id, task_path, self.serde)])
+
+    def put_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """put_writes then put in one transaction: one commit (one fsync) per step, not two."""
+        query, saved = sql.insert_checkpoint(config, checkpoint, metadata, self.serde)
+        self._write([sql.insert_writes(*task, self.serde), query])  # writes first, publish last
+        return saved
 
     # --- housekeeping --------------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:

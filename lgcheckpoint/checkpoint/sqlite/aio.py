@@ -23,6 +23,7 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PutWrites,
     RunnableConfig,
     get_checkpoint_id,
 )
@@ -127,6 +128,19 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         """Save one task's writes against the checkpoint it ran from."""
         await self._write([sql.insert_writes(config, writes, task_id, task_path, self.serde)])
 
+    async def aput_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """put_writes then put in one transaction: one commit (one fsync) per step, not two."""
+        query, saved = sql.insert_checkpoint(config, checkpoint, metadata, self.serde)
+        await self._write([sql.insert_writes(*task, self.serde), query])  # writes first
+        return saved
+
     # --- housekeeping --------------------------------------------------------------------------
     async def adelete_thread(self, thread_id: str) -> None:
         await self._write(sql.delete_thread(thread_id))
@@ -162,6 +176,12 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
         self._from_thread(self.aput_writes(config, writes, task_id, task_path))
+
+    def put_writes_and_checkpoint(self, task: PutWrites, config: RunnableConfig,
+                                  checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                                  new_versions: ChannelVersions) -> RunnableConfig:
+        return self._from_thread(
+            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
 
     def delete_thread(self, thread_id: str) -> None:
         self._from_thread(self.adelete_thread(thread_id))
