@@ -118,21 +118,24 @@ def get_checkpoint_id(config: RunnableConfig) -> str | None:
 
 
 def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> CheckpointMetadata:
-    """Merge the run's config keys (scalars only) into metadata, as LangGraph stores them."""
-    merged = {k: _strip_nul(v) for k, v in metadata.items()}
+    """Merge the run's config keys (scalars only) into metadata, as LangGraph stores them.
+
+    NUL characters are dropped from strings (Postgres text cannot hold them), so every saver
+    stores the same metadata.
+    """
+    merged = {k: v.replace("\u0000", "") if isinstance(v, str) else v for k, v in metadata.items()}
     for source in (config.get("metadata"), config.get("configurable")):
-        for key, value in (source or {}).items():
+        if not source:
+            continue
+        for key, value in source.items():
             if key in merged or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
                 continue
-            if isinstance(value, (str, int, float, bool)):
-                merged[key] = _strip_nul(value)
+            if isinstance(value, str):
+                merged[key] = value.replace("\u0000", "")
+            elif isinstance(value, (int, float, bool)):
+                merged[key] = value
     merged.pop("writes", None)
     return merged
-
-
-def _strip_nul(value: Any) -> Any:
-    """Postgres text cannot hold NUL characters; drop them everywhere for identical storage."""
-    return value.replace("\u0000", "") if isinstance(value, str) else value
 
 
 class BaseCheckpointSaver(Generic[V]):
