@@ -3,6 +3,8 @@
 Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged.
 """
 
+import asyncio
+
 
 class EmptyChannelError(Exception):
     """Read of a channel that has never been written."""
@@ -64,3 +66,7 @@ class UnsafeTypeError(InvalidCheckpointError):
 
 class SaverNotSetUpError(RuntimeError):
     """A saver's tables do not exist yet: call ``saver.setup()`` once on that database."""
+
+
+class SyncCallOnEventLoopError(asyncio.InvalidStateError, RuntimeError):
+    """An async saver's sync method was called on its own event loop, where it would deadlock."""

@@ -21,6 +21,7 @@ from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
+from lgcheckpoint.errors import SyncCallOnEventLoopError
 
 RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
@@ -282,6 +283,64 @@ class BaseCheckpointSaver(Generic[V]):
         clone = copy.copy(self)
         clone.serde = serde
         return clone
+
+
+class SyncOverAsync:
+    """Sync verbs for an async saver: each runs its async twin on the saver's event loop.
+
+    Mix in before BaseCheckpointSaver. Called from another thread they wait for the loop; called on
+    the loop's own thread they would deadlock, so that is refused with a clear error.
+    """
+
+    loop: asyncio.AbstractEventLoop  # set by the saver: the loop its connection lives on
+
+    def _wait(self, coro: Any) -> Any:
+        try:
+            on_loop = asyncio.get_running_loop() is self.loop
+        except RuntimeError:  # no loop running in this thread: fine
+            on_loop = False
+        if on_loop:
+            coro.close()
+            raise SyncCallOnEventLoopError(
+                f"{type(self).__name__}'s sync methods would block its own event loop: use the async "
+                "ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from another thread")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._wait(self.aget_tuple(config))
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None,
+             ) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+        yield from self._wait(collect())
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        return self._wait(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        self._wait(self.aput_writes(config, writes, task_id, task_path))
+
+    def put_writes_and_checkpoint(self, task: PutWrites, config: RunnableConfig,
+                                  checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                                  new_versions: ChannelVersions) -> RunnableConfig:
+        return self._wait(
+            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._wait(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._wait(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._wait(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._wait(self.aprune(thread_ids, strategy=strategy))
 
 
 def next_string_version(current: str | int | float | None) -> str:

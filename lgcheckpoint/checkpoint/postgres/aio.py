@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -17,6 +17,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from lgcheckpoint.checkpoint.base import (
+    SyncOverAsync,
     next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
@@ -33,7 +34,7 @@ from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 AsyncConn = AsyncConnection | AsyncConnectionPool
 
 
-class AsyncPostgresSaver(BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(SyncOverAsync, BaseCheckpointSaver[str]):
     """The asyncio twin of PostgresSaver: same tables, same rows, native async I/O."""
 
     def __init__(
@@ -146,53 +147,6 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """Sortable string versions, as LangGraph's Postgres saver makes them."""
         return next_string_version(current)
-
-    # --- sync verbs: run the async ones on the saver's event loop ---------------------------------
-    def _wait(self, coro: Any) -> Any:
-        """Run a coroutine on the saver's loop from another thread; refuse on the loop itself."""
-        try:
-            on_loop = asyncio.get_running_loop() is self.loop
-        except RuntimeError:
-            on_loop = False
-        if on_loop:
-            coro.close()
-            raise RuntimeError(
-                "synchronous calls to AsyncPostgresSaver would block its own event loop; "
-                "use the async methods (aget_tuple, aput, ...) or PostgresSaver"
-            )
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._wait(self.aget_tuple(config))
-
-    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
-        async def collect() -> list[CheckpointTuple]:
-            return [item async for item in self.alist(config, **kwargs)]
-
-        yield from self._wait(collect())
-
-    def put(self, config, checkpoint, metadata, new_versions) -> RunnableConfig:
-        return self._wait(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(self, config, writes, task_id, task_path: str = "") -> None:  # noqa: ANN001
-        self._wait(self.aput_writes(config, writes, task_id, task_path))
-
-    def put_writes_and_checkpoint(self, task, config, checkpoint, metadata,  # noqa: ANN001
-                                  new_versions) -> RunnableConfig:
-        return self._wait(
-            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._wait(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._wait(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._wait(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._wait(self.aprune(thread_ids, strategy=strategy))
 
     # --- connections ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager

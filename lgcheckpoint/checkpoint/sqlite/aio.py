@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import aiosqlite
 
 from lgcheckpoint.checkpoint.base import (
+    SyncOverAsync,
     next_string_version,
     BaseCheckpointSaver,
     ChannelVersions,
@@ -32,10 +33,9 @@ from lgcheckpoint.checkpoint.sqlite import sql
 from lgcheckpoint.checkpoint.sqlite.sql import Query
 
 __all__ = ["AsyncSqliteSaver"]
-T = TypeVar("T")
 
 
-class AsyncSqliteSaver(BaseCheckpointSaver[str]):
+class AsyncSqliteSaver(SyncOverAsync, BaseCheckpointSaver[str]):
     """A saver on an ``aiosqlite.Connection``; create it inside the event loop that will use it."""
 
     def __init__(
@@ -157,57 +157,6 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     def get_next_version(self, current: str | int | None, channel: None = None) -> str:
         """String versions like LangGraph's SQLite saver, so either can continue a thread."""
         return next_string_version(current)
-
-    # --- sync verbs, for other threads -----------------------------------------------------------
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._from_thread(self.aget_tuple(config))
-
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None,
-             limit: int | None = None) -> Iterator[CheckpointTuple]:
-        async def collect() -> list[CheckpointTuple]:
-            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
-        yield from self._from_thread(collect())
-
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
-        return self._from_thread(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
-                   task_path: str = "") -> None:
-        self._from_thread(self.aput_writes(config, writes, task_id, task_path))
-
-    def put_writes_and_checkpoint(self, task: PutWrites, config: RunnableConfig,
-                                  checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                                  new_versions: ChannelVersions) -> RunnableConfig:
-        return self._from_thread(
-            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._from_thread(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._from_thread(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._from_thread(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._from_thread(self.aprune(thread_ids, strategy=strategy))
-
-    def _from_thread(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine on the saver's loop and wait; refuse on the loop's thread (deadlock)."""
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
-            coro.close()
-            raise asyncio.InvalidStateError(
-                "AsyncSqliteSaver's sync methods would block its own event loop: use the async "
-                "ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from another "
-                "thread")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     # --- running statements --------------------------------------------------------------------
     async def _fetch(self, query: Query) -> list[Any]:
