@@ -62,13 +62,19 @@ Address = tuple[str, str]  # (thread_id, checkpoint_ns)
 
 def address(config: RunnableConfig) -> Address:
     """The (thread, namespace) a config points at; a missing thread_id is a clear error."""
+    return locate(config)[:2]
+
+
+def locate(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """(thread, namespace, checkpoint id or None for 'the latest') in one look at the config."""
     configurable = config.get("configurable") or {}
     if "thread_id" not in configurable:
         raise MissingConfigError(
             "a checkpointer needs config['configurable']['thread_id']; "
             "call e.g. graph.invoke(inputs, {'configurable': {'thread_id': '1'}})"
         )
-    return configurable["thread_id"], configurable.get("checkpoint_ns", "")
+    return (configurable["thread_id"], configurable.get("checkpoint_ns", ""),
+            configurable.get("checkpoint_id"))
 
 
 def add_id(ids: list[str], checkpoint_id: str) -> None:
@@ -119,25 +125,22 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store the changed channel values as blobs, then the checkpoint without values."""
-        thread_id, ns = address(config)
-        saved = dict(checkpoint)
+        thread_id, ns, parent_id = locate(config)  # the config we were given names the parent
+        checkpoint_id, dumps = checkpoint["id"], self.serde.dumps_typed
+        saved = checkpoint.copy()
         values = saved.pop("channel_values")
         # serialize everything first: a value that cannot be stored leaves nothing half-written
-        blobs = {(thread_id, ns, channel, version): (
-                     self.serde.dumps_typed(values[channel]) if channel in values else EMPTY)
-                 for channel, version in new_versions.items()}  # unchanged channels share blobs
+        blobs = {(thread_id, ns, channel, version): dumps(values[channel]) if channel in values
+                 else EMPTY for channel, version in new_versions.items()}  # unchanged: shared
         record = StoredCheckpoint(
-            self.serde.dumps_typed(saved),
-            self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
-            get_checkpoint_id(config),  # the config we were given points at the parent
-        )
+            dumps(saved), dumps(get_checkpoint_metadata(config, metadata)), parent_id)
         with self._lock:
             self.blobs.update(blobs)
             checkpoints = self.storage[thread_id][ns]
-            if checkpoint["id"] not in checkpoints:
-                add_id(self._ids[(thread_id, ns)], checkpoint["id"])
-            checkpoints[checkpoint["id"]] = record
-        return as_config(thread_id, ns, checkpoint["id"])
+            if checkpoint_id not in checkpoints:
+                add_id(self._ids[(thread_id, ns)], checkpoint_id)
+            checkpoints[checkpoint_id] = record
+        return as_config(thread_id, ns, checkpoint_id)
 
     def put_writes(
         self,
@@ -147,8 +150,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Save one task's writes; on a retry regular writes keep the first, special ones update."""
-        thread_id, ns = address(config)
-        checkpoint_id = get_checkpoint_id(config)
+        thread_id, ns, checkpoint_id = locate(config)
         if checkpoint_id is None:
             raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
                                      "pass the config that put() returned")
@@ -164,8 +166,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     # --- read ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint the config names, or the namespace's latest (found in O(1))."""
-        thread_id, ns = address(config)
-        checkpoint_id = get_checkpoint_id(config)
+        thread_id, ns, checkpoint_id = locate(config)
         if checkpoint_id is None:
             ids = self._ids.get((thread_id, ns))
             if not ids:

@@ -50,6 +50,7 @@ class JsonPlusSerializer(SerializerProtocol):
         self.allowed_msgpack_modules = _as_set(allowed_msgpack_modules)
         self.allowed_json_modules = allowed_json_modules
         self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules)
+        self._msgpack_decoder = ExtDecoder(self._msgpack_allowlist, inspect)  # stateless, shared
         self._json_allowlist = Allowlist(
             _json_names(allowed_json_modules, self.allowed_msgpack_modules)
         )
@@ -89,6 +90,8 @@ class JsonPlusSerializer(SerializerProtocol):
     def loads_typed(self, data: Typed) -> Any:
         """Decode a (tag, bytes) pair; any failure is an InvalidCheckpointError or subclass."""
         tag, payload = data
+        if tag == "msgpack" and type(payload) is bytes:  # nearly every value: no checks, no copy
+            return self._msgpack_decoder.unpack(payload)
         if tag == "null":
             return None
         if not isinstance(payload, (bytes, bytearray, memoryview)):
@@ -100,7 +103,7 @@ class JsonPlusSerializer(SerializerProtocol):
         if tag == "bytearray":
             return bytearray(payload)
         if tag == "msgpack":
-            return ExtDecoder(self._msgpack_allowlist, self.inspect).unpack(bytes(payload))
+            return self._msgpack_decoder.unpack(bytes(payload))
         if tag == "json":
             return loads_legacy_json(bytes(payload), self._json_allowlist, self.inspect)
         if tag == "pickle":

@@ -237,31 +237,22 @@ BUILDERS: dict[int, Callable[[Any, Any], Any]] = {
 
 
 class ExtDecoder:
-    """One unpacking: the ext hook plus the first error it met (ormsgpack hides hook errors)."""
+    """Unpacks msgpack, building extension types through the allow-list. Holds no per-call state,
+    so one decoder per serializer serves every call and thread."""
 
     def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
         self.allowlist, self.inspect = allowlist, inspect
-        self.error: Exception | None = None
 
     def unpack(self, payload: bytes) -> Any:
         """Decode msgpack bytes; any failure becomes an InvalidCheckpointError (or subclass)."""
         try:
-            return ormsgpack.unpackb(payload, ext_hook=self.hook, option=ormsgpack.OPT_NON_STR_KEYS)
-        except Exception as exc:
-            if self.error is not None:
-                raise self.error from None
-            raise InvalidCheckpointError(f"stored msgpack data is corrupt: {exc}") from None
-
-    def hook(self, code: int, payload: bytes) -> Any:
-        try:
-            return self.decode(code, payload)
-        except Exception as exc:  # remember the first (innermost) error; ormsgpack drops it
-            if self.error is None and isinstance(exc, InvalidCheckpointError):
-                self.error = exc
-            elif self.error is None:
-                reason = f"{type(exc).__name__}: {exc}"
-                self.error = InvalidCheckpointError(f"cannot rebuild (ext {code}): {reason}")
-            raise
+            return ormsgpack.unpackb(payload, ext_hook=self.decode,
+                                     option=ormsgpack.OPT_NON_STR_KEYS)
+        except Exception:  # noqa: BLE001 - any failure is re-decoded below to find its cause
+            # ormsgpack replaces the hook's error with a bare "ext_hook failed": only on failure,
+            # decode again with a decoder that records the error, to raise the real one (keeping
+            # no error state here makes the common, successful call cheap)
+            return ErrorFindingDecoder(self.allowlist, self.inspect).unpack(payload)
 
     def decode(self, code: int, payload: bytes) -> Any:
         if code == EXT_DELTA_SNAPSHOT:
@@ -312,6 +303,33 @@ class ExtDecoder:
             ) from None
         dtype, shape, order, buffer = stored
         return np.frombuffer(buffer, dtype=np.dtype(dtype)).reshape(shape, order=order)
+
+
+class ErrorFindingDecoder(ExtDecoder):
+    """One unpacking that remembers the first error the ext hook met (ormsgpack hides it)."""
+
+    def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
+        super().__init__(allowlist, inspect)
+        self.error: Exception | None = None
+
+    def unpack(self, payload: bytes) -> Any:
+        try:
+            return ormsgpack.unpackb(payload, ext_hook=self.hook, option=ormsgpack.OPT_NON_STR_KEYS)
+        except Exception as exc:
+            if self.error is not None:
+                raise self.error from None
+            raise InvalidCheckpointError(f"stored msgpack data is corrupt: {exc}") from None
+
+    def hook(self, code: int, payload: bytes) -> Any:
+        try:
+            return self.decode(code, payload)
+        except Exception as exc:  # remember the first (innermost) error; ormsgpack drops it
+            if self.error is None and isinstance(exc, InvalidCheckpointError):
+                self.error = exc
+            elif self.error is None:
+                reason = f"{type(exc).__name__}: {exc}"
+                self.error = InvalidCheckpointError(f"cannot rebuild (ext {code}): {reason}")
+            raise
 
 
 def build_langgraph_type(cls: Any, name: str, data: Any) -> Any:

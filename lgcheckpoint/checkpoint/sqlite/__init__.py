@@ -72,12 +72,14 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)
         with self._locked():
-            rows = self._fetch(query)
-            if not rows:
+            cursor = self.conn.cursor()  # one cursor for both reads: a new one per read costs more
+            row = cursor.execute(query.sql, query.params).fetchone()
+            if row is None:
                 return None
-            writes = self._fetch(sql.select_writes(rows[0], self.has_task_path))
+            writes = sql.select_writes(row, self.has_task_path)
+            found = cursor.execute(writes.sql, writes.params).fetchall()
         named = config if get_checkpoint_id(config) else None  # echoed back, as LangGraph does
-        return sql.to_tuple(named, rows[0], writes, self.serde)
+        return sql.to_tuple(named, row, found, self.serde)
 
     def list(
         self,
