@@ -1,11 +1,9 @@
 """Channels hold state between super-steps; a write becomes visible in the next step.
 
-A channel never changes a value it has handed out with checkpoint(): it builds a new one.
-A saver may still be serializing the previous checkpoint in the background.
-
-Each channel answers five questions: update(values) -> did I change?, get(), is_available(),
-checkpoint() (what to store) and from_checkpoint(stored) (a fresh copy restored from it).
-consume() and finish() let barrier-like channels reset after their readers ran.
+A channel never changes a value it has handed out with checkpoint() (a saver may still be
+serializing it in the background): it builds a new one. Each channel answers five questions:
+update(values) -> did I change?, get(), is_available(), checkpoint() (what to store) and
+from_checkpoint(stored) (a fresh copy). consume() and finish() let barriers reset after a read.
 Next: pregel/algo.py (who runs next, and how writes land in channels).
 """
 
@@ -29,7 +27,8 @@ class Channel:
         return self.from_checkpoint(self.checkpoint())
 
     def from_checkpoint(self, stored: Any) -> Channel:
-        raise NotImplementedError
+        """A fresh copy holding `stored` (never the same object: a saver may still read it)."""
+        return self._clone(value=stored)
 
     def checkpoint(self) -> Any:
         return self.value
@@ -62,9 +61,6 @@ class LastValue(Channel):
     def __init__(self, typ: Any = Any, key: str = "") -> None:
         self.typ, self.key, self.value = typ, key, MISSING
 
-    def from_checkpoint(self, stored: Any) -> LastValue:
-        return self._clone(value=stored)
-
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
@@ -82,9 +78,6 @@ class EphemeralValue(Channel):
 
     def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
         self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
-
-    def from_checkpoint(self, stored: Any) -> EphemeralValue:
-        return self._clone(value=stored)
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
@@ -221,11 +214,7 @@ class NamedBarrierValue(Channel):
 
 
 class AfterFinish:
-    """Mixin: the channel is readable only once the rest of the run is done (defer=True).
-
-    finish() is called when no other node is triggered; consume() resets after the read.
-    Stored as (inner value, finished).
-    """
+    """Mixin: readable once nothing else is triggered (defer=True); stored as (value, finished)."""
 
     finished = False
 

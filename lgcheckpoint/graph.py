@@ -262,16 +262,15 @@ class StateGraph:
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
         checkpointer = self._allowlisted(checkpointer)
-        channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
-        channels[START].key = START
+        channels: dict[str, Channel] = {**self.channels,
+                                        START: EphemeralValue(self.input_schema, key=START)}
         nodes = {START: Node(START, None, [START], START,
                              frozenset(self.schemas[self.input_schema]), hidden=True)}
         every_key = frozenset(self.channels)
         for key, spec in self.nodes.items():
             trigger = BRANCH_TO.format(key)
-            channels[trigger] = LastValueAfterFinish() if spec.defer else EphemeralValue(
-                guard=False)
-            channels[trigger].key = trigger
+            channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
+                EphemeralValue(guard=False, key=trigger))
             is_graph = isinstance(spec.func, Pregel)
             nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
                               every_key, mapper_for(spec.input_schema), retry_policy=spec.retry_policy,

@@ -17,6 +17,7 @@ from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step
+from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
@@ -204,8 +205,7 @@ class Pregel:
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
-        """The run's ordered queue of saver calls, and whether this run owns it. A subgraph
-        shares its parent's, so a child checkpoint never precedes the parent one it names."""
+        """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
         shared = run.config[CONF].get("__lg_saves")
         if isinstance(shared, kind) and shared.saver is run.saver and getattr(
                 shared, "loop", None) in (None, running_loop()):
@@ -218,8 +218,7 @@ class Pregel:
         if run.saver is None:
             return None, False
         saved = run.saver.get_tuple(run.config)
-        named = saved is not None and run.config[CONF].get("checkpoint_id")
-        return saved, bool(named) and moved_past(saved, run.saver.get_tuple(without_id(run.config)))
+        return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
@@ -368,14 +367,6 @@ def running_loop() -> Any:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def moved_past(saved: CheckpointTuple, latest: CheckpointTuple | None) -> bool:
-    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-
-
-def without_id(config: dict) -> dict:
-    return {**config, CONF: {k: v for k, v in config[CONF].items() if k != "checkpoint_id"}}
 
 
 def drain(run: Run, subgraphs: bool, stream_mode: Any) -> Iterator[Any]:

@@ -17,8 +17,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH, RESERVED,
-    RESUME, RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH,
+    RESERVED, RESUME, RETURN, TASKS,
 )
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
@@ -258,6 +258,13 @@ def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterab
     return changed and any(
         (not t.node.hidden) if interrupt_nodes == "*" else t.name in interrupt_nodes
         for t in tasks)
+
+
+def reuse_pending_writes(tasks: Mapping[str, Task], pending_writes: Sequence[PendingWrite]) -> None:
+    """A task with saved output already ran: reuse its writes instead of running it again."""
+    for tid, task in tasks.items():
+        task.writes.extend((c, v) for t, c, v in pending_writes
+                           if t == tid and c not in CONTROL_WRITES)
 
 
 def null_task_writes(pending_writes: Sequence[PendingWrite]) -> list[Write]:

@@ -1,12 +1,9 @@
 """The super-step loop: load a checkpoint, apply the input, then step until nothing is triggered.
 
-``PregelLoop.run()`` is the whole algorithm on one screen. It is a generator that yields each
-step's tasks; a runner (runner.py, sync or async) runs them and hands each result back to
-``commit``. Durability lives in named helpers: ``save_writes`` (a task's writes, durable before
-the step ends) and ``save_checkpoint`` (publishes the step). Both go through one ordered queue,
-so a checkpoint is never published before the writes that produced it. When the saver can
-(``put_writes_and_checkpoint``), the step's last task's writes share the checkpoint's commit.
-Next: pregel/runner.py.
+``PregelLoop.run()`` is the whole algorithm on one screen: it yields each step's tasks, and a
+runner (runner.py) runs them and hands each result to ``commit``. ``save_writes`` (durable before
+the step ends) and ``save_checkpoint`` (publishes the step) share one ordered queue, so a
+checkpoint never precedes the writes that produced it. Next: pregel/runner.py.
 """
 
 from __future__ import annotations
@@ -24,8 +21,8 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, prepare_next_tasks, read_state, should_interrupt,
-    task_path_str,
+    InputWrites, Task, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
+    should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -75,9 +72,7 @@ class PregelLoop:
             self.running = {t.id for t in todo}
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
-            self.updated_channels = apply_writes(
-                self.checkpoint, self.channels, self.tasks.values(), self.get_next_version,
-                self.graph.trigger_to_nodes)
+            self.updated_channels = self.apply(self.tasks.values())
             if "values" in self.modes and not self.updated_channels.isdisjoint(self.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
@@ -102,7 +97,7 @@ class PregelLoop:
             return False
         # tasks that finished before a crash or interrupt get their saved writes back
         if not self.replaying and self.pending_writes:
-            self.reapply_pending_writes()
+            reuse_pending_writes(self.tasks, self.pending_writes)
         if self.interrupt_before and should_interrupt(
                 self.checkpoint, self.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
@@ -154,9 +149,7 @@ class PregelLoop:
         if is_command:
             carried = self.apply_command(self.input, forks)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
-            updated = apply_writes(self.checkpoint, self.channels,
-                                   [InputWrites((), INPUT, null_writes, [])],
-                                   self.get_next_version, self.graph.trigger_to_nodes)
+            updated = self.apply([InputWrites((), INPUT, null_writes, [])])
             if self.loaded_updated is not None:
                 self.loaded_updated |= updated
         self.share_null_resume()
@@ -171,14 +164,9 @@ class PregelLoop:
                 self.emit("values", self.read_output())
         elif input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
-            discarded = prepare_next_tasks(
-                self.checkpoint, self.pending_writes, self.graph.nodes, self.channels,
-                self.config, self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-                updated_channels=self.loaded_updated)
-            self.updated_channels = apply_writes(
-                self.checkpoint, self.channels,
-                [*discarded.values(), InputWrites((), INPUT, input_writes, [])],
-                self.get_next_version, self.graph.trigger_to_nodes)
+            discarded = self.next_tasks(self.loaded_updated)
+            self.updated_channels = self.apply(
+                [*discarded.values(), InputWrites((), INPUT, input_writes, [])])
             self.save_checkpoint({"source": "input"})
         elif "__lg_resuming" not in conf:
             raise EmptyInputError(
@@ -247,22 +235,22 @@ class PregelLoop:
                 if c == INTERRUPT and t not in finished for i in v}
 
     # --- steps -----------------------------------------------------------------------------
-    def prepare_tasks(self) -> None:
-        self.tasks = prepare_next_tasks(
+    def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:
+        return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=self.updated_channels)
+            updated_channels=updated_channels)
+
+    def apply(self, tasks: Any) -> set[str]:
+        return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
+                            self.graph.trigger_to_nodes)
+
+    def prepare_tasks(self) -> None:
+        self.tasks = self.next_tasks(self.updated_channels)
         # what a task's config says about where it runs (read by subgraphs and node metadata)
         self.config[CONF].update(__lg_checkpoint_id=self.checkpoint["id"], __lg_step=self.step)
         if self.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
-
-    def reapply_pending_writes(self) -> None:
-        """A task with saved output already ran: reuse its writes instead of running it again."""
-        for task_id, task in self.tasks.items():
-            done = [(c, v) for t, c, v in self.pending_writes
-                    if t == task_id and c not in CONTROL_WRITES]
-            task.writes.extend(done)
 
     def commit(self, task: Task, error: BaseException | None) -> None:
         """Record how a task ended: its writes, its interrupt, or its error."""
@@ -305,8 +293,7 @@ class PregelLoop:
 
     # --- durability --------------------------------------------------------------------------
     def save_writes(self, task_id: str, writes: list) -> None:
-        """Queue put_writes against the checkpoint the task ran from; the step's last task's
-        writes are held instead, to be saved in one commit with the checkpoint that follows."""
+        """Queue put_writes against the checkpoint the task ran from (or hold the last ones)."""
         config = {**self.checkpoint_config, CONF: {
             **self.checkpoint_config[CONF], "checkpoint_ns": self.config[CONF].get(
                 "checkpoint_ns", ""), "checkpoint_id": self.checkpoint["id"]}}
@@ -371,8 +358,7 @@ class PregelLoop:
         if isinstance(error, GraphInterrupt) and not self.is_nested:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
-                updated = apply_writes(self.checkpoint, self.channels, self.tasks.values(),
-                                       self.get_next_version, self.graph.trigger_to_nodes)
+                updated = self.apply(self.tasks.values())
                 if "values" in self.modes and not updated.isdisjoint(self.output_keys):
                     self.emit("values", self.read_output())
             if not error.interrupts:

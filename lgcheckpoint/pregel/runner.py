@@ -1,9 +1,8 @@
 """Running one step's tasks, and the ordered queue of saver calls: sync and async twins.
 
-This is the only place where sync and async differ. A lone task runs inline in the caller's
-thread (no pool hop: most steps have one task); several run in a thread pool (sync) or as
-asyncio tasks (async). Each finished task is committed right away, in the caller's thread, so
-its writes are queued for saving before the step ends. Next: pregel/__init__.py (invoke, stream).
+The only place where sync and async differ. A lone task runs inline (most steps have one);
+several run in a thread pool or as asyncio tasks. Each finished task is committed at once, so its
+writes are queued for saving before the step ends. Next: pregel/__init__.py (invoke, stream).
 """
 
 from __future__ import annotations
@@ -76,8 +75,7 @@ async def acall_node(task: Task) -> Any:
 
 
 def collect_writes(task: Task, result: Any, graph: Any) -> list:
-    """The writes a node's result implies (updates, gotos, edges); returns the pending
-    conditional edges as (branch, path result) to finish with add_branch_writes."""
+    """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     node = task.node
     task.writes.extend(node.update_writes(result))
     task.writes.extend(node.control_writes(result))
@@ -233,11 +231,7 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
 
 # --- the ordered queue of saver calls ------------------------------------------------------
 class SyncSaves:
-    """Saver calls in submission order on one background thread ('sync' runs them inline).
-
-    After a failed call nothing later is attempted: a checkpoint whose writes did not land
-    must not be published. Subgraph runs share their parent's queue.
-    """
+    """Saver calls in order on one thread; after a failure nothing later runs (no orphan put)."""
 
     def __init__(self, saver: Any, durability: str) -> None:
         self.saver, self.inline = saver, durability == "sync"

@@ -12,12 +12,12 @@ import uuid
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty_checkpoint
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, END, INPUT, INTERRUPT, NS_END, NS_SEP, START
+from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, START
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, read_state,
-    task_path_str,
+    reuse_pending_writes, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -79,9 +79,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
                      graph.trigger_to_nodes)
     if live and pending:
         # show the result of tasks that already finished, as if the step were done
-        for tid, task in tasks.items():
-            task.writes.extend((c, v) for t, c, v in pending
-                               if t == tid and c not in CONTROL_WRITES)
+        reuse_pending_writes(tasks, pending)
         if done := [t for t in tasks.values() if t.writes]:
             apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes)
     reported = out.tasks_with_writes(list(tasks.values()), pending, states, graph, live=live)
@@ -151,9 +149,7 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
             if null_writes := null_task_writes(pending):
                 apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])],
                              version, graph.trigger_to_nodes)
-            for tid, task in next_tasks.items():
-                task.writes.extend((c, v) for t, c, v in pending
-                                   if t == tid and c not in CONTROL_WRITES)
+            reuse_pending_writes(next_tasks, pending)
             apply_writes(checkpoint, channels, next_tasks.values(), version,
                          graph.trigger_to_nodes)
         return publish("update", step + 1, id_step=step)
@@ -193,8 +189,13 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
 
 def superseded(saver: Any, config: dict, saved: CheckpointTuple) -> bool:
     """Did the config address an old checkpoint (the thread has moved past it)?"""
-    if not config[CONF].get("checkpoint_id"):
-        return False
-    latest = saver.get_tuple({**config, CONF: {
-        k: v for k, v in config[CONF].items() if k != "checkpoint_id"}})
+    return bool(config[CONF].get("checkpoint_id")) and moved_past(
+        saved, saver.get_tuple(without_id(config)))
+
+
+def moved_past(saved: CheckpointTuple, latest: CheckpointTuple | None) -> bool:
     return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+
+
+def without_id(config: dict) -> dict:
+    return {**config, CONF: {k: v for k, v in config[CONF].items() if k != "checkpoint_id"}}
