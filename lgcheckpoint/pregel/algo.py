@@ -51,9 +51,7 @@ class Scratchpad:
         self.subgraph_counter = 0  # the n-th graph this task invokes checkpoints under "ns|n"
 
     def take_null_resume(self) -> Any:
-        if self.null_resume:
-            return self.null_resume.pop()
-        return None
+        return self.null_resume.pop() if self.null_resume else None
 
 
 @dataclass(slots=True, eq=False)

@@ -26,12 +26,6 @@ def accepts(fn: Callable, name: str) -> bool:
         return False
 
 
-def is_async_callable(fn: Callable) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
-    )
-
-
 @dataclass
 class Branch:
     """A conditional edge: path(state) names the next node(s), optionally through path_map."""
@@ -87,7 +81,8 @@ class Node:
         fn = self.func
         self.wants_config = fn is not None and self.subgraph is None and accepts(fn, "config")
         self.wants_writer = fn is not None and self.subgraph is None and accepts(fn, "writer")
-        self.is_async = fn is not None and is_async_callable(fn)
+        self.is_async = fn is not None and any(
+            inspect.iscoroutinefunction(f) for f in (fn, getattr(fn, "__call__", None)))
 
     @property
     def inner_graph(self) -> Any:

@@ -81,16 +81,15 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     task.writes.extend(node.control_writes(result))
     task.writes.extend(node.static_writes())
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_input(task, b), b.wants_config))
-            for b in node.branches]
+    return [(b, call_user(task, b.path, branch_input(b, task.local_read(b.reads), task.input),
+                          b.wants_config)) for b in node.branches]
 
 
-def branch_input(task: Task, branch: Any) -> Any:
+def branch_input(branch: Any, state: dict, node_input: Any) -> Any:
     """A conditional edge sees the state including this task's own writes."""
-    state = task.local_read(branch.reads)
     if branch.mapper is not None:
         return branch.mapper(state)
-    return {**task.input, **state} if isinstance(task.input, dict) else state
+    return {**node_input, **state} if isinstance(node_input, dict) else state
 
 
 def add_branch_writes(task: Task, routes: list, graph: Any) -> None:

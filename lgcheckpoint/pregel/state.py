@@ -23,6 +23,7 @@ from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
 )
 from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.types import StateSnapshot
 
 
@@ -176,9 +177,7 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
     writes.extend(node.control_writes(values))
     writes.extend(node.static_writes())
     for branch in node.branches:
-        state = local_read(channels, writes, branch.reads)
-        state = branch.mapper(state) if branch.mapper else (
-            {**values, **state} if isinstance(values, dict) else state)
+        state = branch_input(branch, local_read(channels, writes, branch.reads), values)
         writes.extend(branch_writes(branch.destinations(branch.path(state))))
     apply_writes(checkpoint, channels, [task], version, graph.trigger_to_nodes)  # may refuse
     if saved is not None and writes and not superseded(saver, config, saved):

@@ -91,8 +91,7 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
                            for i in (v if isinstance(v, (list, tuple)) else [v]))
         if live and output:
             interrupts = ()
-        keys = graph.stream_channels
-        shown = [(c, v) for c, v in output if c in keys]
+        shown = [(c, v) for c, v in output if c in graph.stream_channels]
         result = (result_writes(shown) if shown else {}) if output else None
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
