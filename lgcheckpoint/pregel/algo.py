@@ -110,8 +110,7 @@ def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> An
 def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite],
                        nodes: Mapping[str, Node], channels: Mapping[str, Channel],
                        config: dict, step: int, *, trigger_to_nodes: Mapping[str, list[str]],
-                       updated_channels: set[str] | None, for_execution: bool = True,
-                       ) -> dict[str, Task]:
+                       updated_channels: set[str] | None) -> dict[str, Task]:
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
     tasks: list[Task] = []
     parent_ns = config[CONF].get("checkpoint_ns", "")

@@ -294,5 +294,4 @@ class AsyncSaves:
         if self.error is not None:
             raise self.error
 
-    async def close(self) -> None:
-        await self.flush()
+    close = flush  # nothing to shut down: each call is an asyncio task
