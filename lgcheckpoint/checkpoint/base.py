@@ -285,6 +285,13 @@ class BaseCheckpointSaver(Generic[V]):
         return clone
 
 
+class StringVersions:
+    """Mix in before BaseCheckpointSaver: versions as LangGraph's own savers write them."""
+
+    def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
+        return next_string_version(current)
+
+
 class SyncOverAsync:
     """Sync verbs for an async saver: each runs its async twin on the saver's event loop.
 

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
-    next_string_version,
+    StringVersions,
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
@@ -90,7 +90,7 @@ def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Runnabl
         "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
 
 
-class InMemorySaver(BaseCheckpointSaver[str]):
+class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
     """A saver for tests and lessons: fast, inspectable, gone when the process ends."""
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
@@ -395,11 +395,6 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self.prune(thread_ids, strategy=strategy)
-
-    # --- versions -----------------------------------------------------------------------------
-    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """Sortable string versions, the same shape as LangGraph's savers write."""
-        return next_string_version(current)
 
 
 MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged

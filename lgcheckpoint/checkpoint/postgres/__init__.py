@@ -25,7 +25,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from lgcheckpoint.checkpoint.base import (
-    next_string_version,
+    StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -42,7 +42,7 @@ from lgcheckpoint.errors import SaverNotSetUpError
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 
 
-class PostgresSaver(BaseCheckpointSaver[str]):
+class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     """Saves checkpoints, blobs and pending writes in LangGraph's three Postgres tables."""
 
     def __init__(
@@ -152,9 +152,6 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         """keep_latest: only each namespace's newest checkpoint survives; delete: nothing does."""
         self._execute(sql.prune_statement(thread_ids, strategy))
 
-    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """Sortable string versions, as LangGraph's Postgres saver makes them."""
-        return next_string_version(current)
 
     # --- connections ---------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from lgcheckpoint.checkpoint.base import (
     SyncOverAsync,
-    next_string_version,
+    StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -34,7 +34,7 @@ from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 AsyncConn = AsyncConnection | AsyncConnectionPool
 
 
-class AsyncPostgresSaver(SyncOverAsync, BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     """The asyncio twin of PostgresSaver: same tables, same rows, native async I/O."""
 
     def __init__(
@@ -144,9 +144,6 @@ class AsyncPostgresSaver(SyncOverAsync, BaseCheckpointSaver[str]):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._execute(sql.prune_statement(thread_ids, strategy))
 
-    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """Sortable string versions, as LangGraph's Postgres saver makes them."""
-        return next_string_version(current)
 
     # --- connections ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager

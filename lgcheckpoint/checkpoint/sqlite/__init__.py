@@ -16,7 +16,7 @@ from contextlib import closing, contextmanager
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import (
-    next_string_version,
+    StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -33,7 +33,7 @@ from lgcheckpoint.checkpoint.sqlite.sql import Query
 __all__ = ["SqliteSaver"]
 
 
-class SqliteSaver(BaseCheckpointSaver[str]):
+class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     """A saver on a ``sqlite3.Connection`` (open it with ``check_same_thread=False``)."""
 
     def __init__(
@@ -148,9 +148,6 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._write(sql.prune(thread_ids, strategy))
 
-    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """String versions like LangGraph's SQLite saver, so either can continue a thread."""
-        return next_string_version(current)
 
     # --- running statements --------------------------------------------------------------------
     def _fetch(self, query: Query) -> list[Any]:

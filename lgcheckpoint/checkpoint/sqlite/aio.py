@@ -18,7 +18,7 @@ import aiosqlite
 
 from lgcheckpoint.checkpoint.base import (
     SyncOverAsync,
-    next_string_version,
+    StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -35,7 +35,7 @@ from lgcheckpoint.checkpoint.sqlite.sql import Query
 __all__ = ["AsyncSqliteSaver"]
 
 
-class AsyncSqliteSaver(SyncOverAsync, BaseCheckpointSaver[str]):
+class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     """A saver on an ``aiosqlite.Connection``; create it inside the event loop that will use it."""
 
     def __init__(
@@ -154,9 +154,6 @@ class AsyncSqliteSaver(SyncOverAsync, BaseCheckpointSaver[str]):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._write(sql.prune(thread_ids, strategy))
 
-    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
-        """String versions like LangGraph's SQLite saver, so either can continue a thread."""
-        return next_string_version(current)
 
     # --- running statements --------------------------------------------------------------------
     async def _fetch(self, query: Query) -> list[Any]:
