@@ -1,13 +1,18 @@
 """Errors a user of lgcheckpoint can meet; each message says what to do next.
 
-Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged.
+Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged. The savers' and the
+serializer's errors live with them (checkpoint/errors.py) and are re-exported here.
 """
 
-import asyncio
-
-
-class EmptyChannelError(Exception):
-    """Read of a channel that has never been written."""
+from lgcheckpoint.checkpoint.errors import (  # noqa: F401
+    CheckpointNotFoundError,
+    EmptyChannelError,
+    InvalidCheckpointError,
+    MissingConfigError,
+    SaverNotSetUpError,
+    SyncCallOnEventLoopError,
+    UnsafeTypeError,
+)
 
 
 class InvalidUpdateError(Exception):
@@ -40,33 +45,3 @@ class ParentCommand(Exception):
 
 class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
-
-
-class InvalidCheckpointError(ValueError):
-    """A stored checkpoint or write could not be read back (corrupt, tampered or from an unknown format)."""
-
-
-class CheckpointNotFoundError(KeyError):
-    """A ``checkpoint_id`` in the config names no checkpoint of that thread."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "checkpoint not found"
-
-
-class MissingConfigError(KeyError):
-    """A config lacks a key the checkpointer needs (thread_id; checkpoint_id for put_writes)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "config is missing a required key"
-
-
-class UnsafeTypeError(InvalidCheckpointError):
-    """A stored value names a type the serializer may not build; the message says how to allow it."""
-
-
-class SaverNotSetUpError(RuntimeError):
-    """A saver's tables do not exist yet: call ``saver.setup()`` once on that database."""
-
-
-class SyncCallOnEventLoopError(asyncio.InvalidStateError, RuntimeError):
-    """An async saver's sync method was called on its own event loop, where it would deadlock."""

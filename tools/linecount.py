@@ -8,7 +8,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "lgcheckpoint"
 PARTS = {
     "runtime": ["constants.py", "config.py", "types.py", "errors.py", "channels.py", "graph.py", "pregel"],
-    "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py"],
+    "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py", "checkpoint/errors.py"],
     "serializer": ["checkpoint/serde"],
     "InMemorySaver": ["checkpoint/memory.py"],
     "SqliteSaver (sync+async)": ["checkpoint/sqlite"],

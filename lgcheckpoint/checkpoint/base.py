@@ -20,8 +20,8 @@ from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
-from lgcheckpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
-from lgcheckpoint.errors import SyncCallOnEventLoopError
+from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
+from lgcheckpoint.checkpoint.errors import SyncCallOnEventLoopError
 
 RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)

@@ -34,7 +34,7 @@ from lgcheckpoint.checkpoint.base import (
     metadata_matches,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
-from lgcheckpoint.errors import MissingConfigError
+from lgcheckpoint.checkpoint.errors import MissingConfigError
 
 EMPTY: Typed = ("empty", b"")  # a channel that has a version but no value (e.g. cleared)
 PRUNE_STRATEGIES = ("keep_latest", "delete")

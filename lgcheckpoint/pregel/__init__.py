@@ -7,7 +7,7 @@ Read loop.py for the algorithm; this module only wires config, streaming and sav
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import deque, namedtuple
 from typing import Any, AsyncIterator, Iterator, NamedTuple
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
@@ -24,25 +24,10 @@ DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
 
 
-class DrawNode(NamedTuple):
-    id: str
-    name: str
-    data: Any = None
-    metadata: Any = None
-
-
-class DrawEdge(NamedTuple):
-    source: str
-    target: str
-    data: Any = None
-    conditional: bool = False
-
-
-class DrawGraph(NamedTuple):
-    """What get_graph() returns: nodes by id and edges, as LangGraph's Graph names them."""
-
-    nodes: dict[str, DrawNode]
-    edges: list[DrawEdge]
+# what get_graph() returns: nodes by id and edges, with the field names of LangGraph's Graph
+DrawNode = namedtuple("DrawNode", "id name data metadata", defaults=(None, None))
+DrawEdge = namedtuple("DrawEdge", "source target data conditional", defaults=(None, False))
+DrawGraph = namedtuple("DrawGraph", "nodes edges")
 
 
 class Run(NamedTuple):
@@ -51,11 +36,23 @@ class Run(NamedTuple):
     config: dict
     saver: Any
     modes: list[str]
+    stream_mode: Any  # as the caller gave it: one mode or a list (shapes the chunks)
+    subgraphs: bool
     durability: str
     chunks: deque
     output_keys: list[str]
     interrupt_before: Any
     interrupt_after: Any
+
+    def drain(self) -> Iterator[Any]:
+        """Chunks collected since the last drain, shaped as the caller asked."""
+        many = isinstance(self.stream_mode, (list, tuple))
+        while self.chunks:
+            ns, mode, payload = self.chunks.popleft()
+            if self.subgraphs:
+                yield (ns, mode, payload) if many else (ns, payload)
+            else:
+                yield (mode, payload) if many else payload
 
 
 class Pregel:
@@ -97,18 +94,17 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
                output_keys: Any = None, **_: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
-                            output_keys)
+        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
+                            interrupt_after, output_keys)
         saves, own = self._saves(run, SyncSaves)
-        saved, superseded = self._load(run)
-        loop = self._loop(input, run, saved, saves, superseded, subgraphs)
+        loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
         error: BaseException | None = None
         try:
             for tasks in loop.run():
-                yield from drain(run, subgraphs, stream_mode)
+                yield from run.drain()
                 run_step(tasks, loop.commit, self, pool)
-                yield from drain(run, subgraphs, stream_mode)
+                yield from run.drain()
                 if run.durability == "sync" or saves.error is not None:
                     saves.flush()  # a failed save stops the run at the next step
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
@@ -123,7 +119,7 @@ class Pregel:
         suppressed = self._finish(loop, error)
         # every queued saver call is done before the caller sees the result
         saves.close() if own else saves.flush()
-        yield from drain(run, subgraphs, stream_mode)
+        yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
@@ -132,18 +128,17 @@ class Pregel:
                       debug: bool | None = None, output_keys: Any = None,
                       **_: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        run = self._prepare(config, stream_mode, durability, interrupt_before, interrupt_after,
-                            output_keys)
-        saves, own = self._saves(run, AsyncSaves)
-        saved, superseded = await self._aload(run)
-        loop = self._loop(input, run, saved, saves, superseded, subgraphs)
+        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
+                            interrupt_after, output_keys)
+        saves, _own = self._saves(run, AsyncSaves)  # nothing to shut down: flush is close
+        loop = self._loop(input, run, saves, *await self._aload(run))
         error: BaseException | None = None
         try:
             for tasks in loop.run():
-                for chunk in drain(run, subgraphs, stream_mode):
+                for chunk in run.drain():
                     yield chunk
                 await arun_step(tasks, loop.commit, self)
-                for chunk in drain(run, subgraphs, stream_mode):
+                for chunk in run.drain():
                     yield chunk
                 if run.durability == "sync" or saves.error is not None:
                     await saves.flush()
@@ -155,12 +150,13 @@ class Pregel:
             error = exc
         suppressed = self._finish(loop, error)
         await saves.flush()
-        for chunk in drain(run, subgraphs, stream_mode):
+        for chunk in run.drain():
             yield chunk
         self._raise_outcome(loop, run, error, suppressed)
 
-    def _prepare(self, config: dict | None, stream_mode: Any, durability: str | None,
-                 interrupt_before: Any, interrupt_after: Any, output_keys: Any) -> Run:
+    def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
+                 durability: str | None, interrupt_before: Any, interrupt_after: Any,
+                 output_keys: Any) -> Run:
         """Validate the config and pick the saver, modes and durability of one run."""
         if (parent := current_task.get(None)) is not None and not (config or {}).get(
                 CONF, {}).get("__lg_task_id"):
@@ -199,7 +195,7 @@ class Pregel:
         for mode in modes:
             if mode not in STREAM_MODES:
                 raise ValueError(f"Unknown stream_mode {mode!r}: use one of {STREAM_MODES}")
-        return Run(config, saver, modes, durability, deque(),
+        return Run(config, saver, modes, stream_mode, subgraphs, durability, deque(),
                    self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
@@ -224,12 +220,12 @@ class Pregel:
         if run.saver is None:
             return None, False
         saved = await run.saver.aget_tuple(run.config)
-        named = saved is not None and run.config[CONF].get("checkpoint_id")
-        return saved, bool(named) and moved_past(
-            saved, await run.saver.aget_tuple(without_id(run.config)))
+        if saved is None or not run.config[CONF].get("checkpoint_id"):
+            return saved, False
+        return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
 
-    def _loop(self, input: Any, run: Run, saved: Any, saves: Any, superseded: bool,
-              subgraphs: bool) -> PregelLoop:
+    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool
+              ) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
         root_emit = conf.get("__lg_stream")
@@ -249,7 +245,7 @@ class Pregel:
                     root_emit(ns, m, p)
                 to_caller(ns, m, p)
 
-        if subgraphs and root_emit is None:
+        if run.subgraphs and root_emit is None:
             conf["__lg_stream"], conf["__lg_stream_modes"] = to_caller, run.modes
         if "custom" in modes:
             conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
@@ -367,17 +363,6 @@ def running_loop() -> Any:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def drain(run: Run, subgraphs: bool, stream_mode: Any) -> Iterator[Any]:
-    """Chunks collected since the last drain, shaped as the caller asked."""
-    many = isinstance(stream_mode, (list, tuple))
-    while run.chunks:
-        ns, mode, payload = run.chunks.popleft()
-        if subgraphs:
-            yield (ns, mode, payload) if many else (ns, payload)
-        else:
-            yield (mode, payload) if many else payload
 
 
 def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:

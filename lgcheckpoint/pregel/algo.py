@@ -17,8 +17,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH,
-    RESERVED, RESUME, RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED, RESUME,
+    RETURN, TASKS,
 )
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
@@ -263,7 +263,3 @@ def reuse_pending_writes(tasks: Mapping[str, Task], pending_writes: Sequence[Pen
         task.writes.extend((c, v) for t, c, v in pending_writes
                            if t == tid and c not in CONTROL_WRITES)
 
-
-def null_task_writes(pending_writes: Sequence[PendingWrite]) -> list[Write]:
-    """Writes saved under the null task id (Command(update=...), resume values)."""
-    return [(c, v) for t, c, v in pending_writes if t == NULL_TASK_ID]

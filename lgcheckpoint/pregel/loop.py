@@ -27,6 +27,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
 )
+from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.types import Command, Send
 
 if TYPE_CHECKING:
@@ -194,14 +195,9 @@ class PregelLoop:
                 raise RuntimeError(
                     "When there are multiple pending interrupts, you must specify the interrupt "
                     "id when resuming: Command(resume={interrupt.id: value, ...})")
-        writes: list = []
-        for target in ([cmd.goto] if isinstance(cmd.goto, (str, Send)) else cmd.goto):
-            if isinstance(target, Send):
-                writes.append((TASKS, target))
-            elif isinstance(target, str):
-                writes.append((BRANCH_TO.format(target), START))
-            else:
-                raise TypeError(f"In Command.goto, expected Send/str, got {type(target).__name__}")
+        # unlike a node's goto, the input's keeps END (LangGraph saves that write too)
+        writes = [(TASKS, t) if isinstance(t, Send) else (BRANCH_TO.format(t), START)
+                  for t in goto_targets(cmd.goto)]
         if cmd.resume is not None and not resume_map:
             writes.append((RESUME, cmd.resume))
         writes.extend(cmd.update_as_tuples())

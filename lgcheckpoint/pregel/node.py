@@ -128,24 +128,25 @@ class Node:
         commands = [result] if isinstance(result, Command) else (
             [r for r in result if isinstance(r, Command)] if isinstance(result, (list, tuple))
             else [])
-        writes: list[Write] = []
-        for cmd in commands:
-            if cmd.graph == Command.PARENT:
-                raise ParentCommand(cmd)
-            goto = [cmd.goto] if isinstance(cmd.goto, (str, Send)) else cmd.goto
-            for target in goto:
-                if isinstance(target, Send):
-                    writes.append((TASKS, target))
-                elif target != END:
-                    writes.append((BRANCH_TO.format(target), None))
-        return writes
+        if parent := next((c for c in commands if c.graph == Command.PARENT), None):
+            raise ParentCommand(parent)
+        return [w for cmd in commands for w in branch_writes(goto_targets(cmd.goto))]
 
     def static_writes(self) -> list[Write]:
         """Edges and joins: written every time the node finishes."""
         return [(chan, None) for chan in self.edges] + [(chan, self.name) for chan in self.joins]
 
 
-def branch_writes(dests: list[str | Send]) -> list[Write]:
-    """Turn a conditional edge's destinations into trigger writes (END writes nothing)."""
-    return [(TASKS, d) if isinstance(d, Send) else (BRANCH_TO.format(d), None)
+def goto_targets(goto: Any) -> list[str | Send]:
+    """Command.goto as a list: a node name, a Send, or a list of them."""
+    targets = [goto] if isinstance(goto, (str, Send)) else list(goto)
+    for target in targets:
+        if not isinstance(target, (str, Send)):
+            raise TypeError(f"In Command.goto, expected Send/str, got {type(target).__name__}")
+    return targets
+
+
+def branch_writes(dests: list[str | Send], value: Any = None) -> list[Write]:
+    """Turn destinations into trigger writes and Send packets (END writes nothing)."""
+    return [(TASKS, d) if isinstance(d, Send) else (BRANCH_TO.format(d), value)
             for d in dests if d != END]

@@ -12,12 +12,12 @@ import uuid
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty_checkpoint
-from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, START
+from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, apply_writes, local_read, null_task_writes, prepare_next_tasks, read_state,
-    reuse_pending_writes, task_path_str,
+    InputWrites, apply_writes, local_read, prepare_next_tasks, read_state, reuse_pending_writes,
+    task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -63,21 +63,14 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    checkpoint = copy_checkpoint(saved.checkpoint)
-    pending = list(saved.pending_writes or [])
-    channels = channels_from_checkpoint(graph.channels, checkpoint)
-    step = saved.metadata.get("step", -1) + 1
-    tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config, step,
-                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None)
+    checkpoint, channels, pending, tasks = restore(graph, saved)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
             sub = graph.nodes[tasks[tid].name].inner_graph
             states[tid] = sub.get_state(
                 {CONF: {**sub_config[CONF], "__lg_checkpointer": saver}}, subgraphs=True)
-    if null_writes := null_task_writes(pending):
-        apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])], None,
-                     graph.trigger_to_nodes)
+    apply_null_writes(graph, checkpoint, channels, pending, None)
     if live and pending:
         # show the result of tasks that already finished, as if the step were done
         reuse_pending_writes(tasks, pending)
@@ -94,6 +87,27 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
         reported,
         tuple(i for t in reported for i in t.interrupts),
     )
+
+
+def restore(graph: Any, saved: CheckpointTuple | None) -> tuple[dict, dict, list, dict]:
+    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks."""
+    checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
+    channels = channels_from_checkpoint(graph.channels, checkpoint)
+    if saved is None:
+        return checkpoint, channels, [], {}
+    pending = list(saved.pending_writes or [])
+    tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config,
+                               saved.metadata.get("step", -1) + 1,
+                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None)
+    return checkpoint, channels, pending, tasks
+
+
+def apply_null_writes(graph: Any, checkpoint: dict, channels: dict, pending: list,
+                      version: Any) -> None:
+    """Writes no task made (Command(update=...), resume values) land first."""
+    if null_writes := [(c, v) for t, c, v in pending if t == NULL_TASK_ID]:
+        apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])], version,
+                     graph.trigger_to_nodes)
 
 
 def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
@@ -124,12 +138,10 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
         raise CheckpointNotFoundError(
             f"Thread {conf['thread_id']!r} has no checkpoint {conf['checkpoint_id']!r}: pick one "
             "from get_state_history(config), or leave checkpoint_id out to edit the latest")
-    checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
+    checkpoint, channels, pending, next_tasks = restore(graph, saved)
     previous_versions = dict(checkpoint["channel_versions"])
     step = saved.metadata.get("step", -1) if saved else -1
     checkpoint_config = {**config, CONF: {**conf, **saved.config[CONF]}} if saved else config
-    channels = channels_from_checkpoint(graph.channels, checkpoint)
-    pending = list(saved.pending_writes or []) if saved else []
     parents = saved.metadata.get("parents", {}) if saved else {}
     version = saver.get_next_version
 
@@ -140,19 +152,11 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
                         new_channel_versions(previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, saved.metadata if saved else None)
 
-    next_tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels,
-                                    saved.config if saved else config, step + 1,
-                                    trigger_to_nodes=graph.trigger_to_nodes,
-                                    updated_channels=None) if saved else {}
     if values is None and as_node == END:
         # finish the step as if every pending task had completed with its saved writes
-        if saved is not None:
-            if null_writes := null_task_writes(pending):
-                apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])],
-                             version, graph.trigger_to_nodes)
-            reuse_pending_writes(next_tasks, pending)
-            apply_writes(checkpoint, channels, next_tasks.values(), version,
-                         graph.trigger_to_nodes)
+        apply_null_writes(graph, checkpoint, channels, pending, version)
+        reuse_pending_writes(next_tasks, pending)
+        apply_writes(checkpoint, channels, next_tasks.values(), version, graph.trigger_to_nodes)
         return publish("update", step + 1, id_step=step)
     if as_node == INPUT:
         if values is None:

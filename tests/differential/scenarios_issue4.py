@@ -379,6 +379,22 @@ def retry_exhausted(lib: Run):
 
 
 @scenario
+def command_as_input_goto(lib: Run):
+    """Command(goto=...) given to invoke: to a node, to a list, to END (LangGraph saves that write)."""
+    g = lib.StateGraph(Trail)
+    for name in ("a", "b", "c"):
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(goto="b", update={"n": 1}), cfg)
+    lib.invoke(graph, lib.Command(goto=["a", "c"]), cfg)
+    lib.invoke(graph, lib.Command(goto=lib.END, update={"n": 2}), cfg)
+    lib.get_state(graph, cfg)
+
+
+@scenario
 def command_goto_sends(lib: Run):
     def plan(state):
         return lib.Command(goto=[lib.Send("work", {"x": x}) for x in (2, 5)], update={"n": 2})

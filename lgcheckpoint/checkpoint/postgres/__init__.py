@@ -37,7 +37,7 @@ from lgcheckpoint.checkpoint.base import (
 from lgcheckpoint.checkpoint.postgres import sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.errors import SaverNotSetUpError
+from lgcheckpoint.checkpoint.errors import SaverNotSetUpError
 
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 

@@ -37,7 +37,7 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
 
 
 class Statement(NamedTuple):

@@ -17,7 +17,7 @@ import typing
 from enum import Enum
 from typing import Any, Collection, Iterable, Literal
 
-from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
 TypeName = tuple[str, str]  # (module, class name) as written on the wire
 

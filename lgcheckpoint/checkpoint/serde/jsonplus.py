@@ -26,7 +26,7 @@ from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
 from lgcheckpoint.checkpoint.serde.legacy_json import loads_legacy_json
 from lgcheckpoint.checkpoint.serde.msgpack_ext import ExtDecoder, pack
 from lgcheckpoint.checkpoint.serde.types import Opaque
-from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
 __all__ = ["JsonPlusSerializer", "Opaque", "collect_allowlist", "TAGS"]
 

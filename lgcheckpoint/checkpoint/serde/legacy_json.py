@@ -13,7 +13,7 @@ from typing import Any
 
 from lgcheckpoint.checkpoint.serde.allowlist import SAFE_METHODS, Allowlist
 from lgcheckpoint.checkpoint.serde.types import Opaque
-from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
 # methods old writers named besides SAFE_METHODS: pydantic's unvalidated constructors
 PYDANTIC_METHODS = ("model_construct", "construct")

@@ -38,7 +38,7 @@ from lgcheckpoint.checkpoint.serde.allowlist import (
     wire_name,
 )
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
-from lgcheckpoint.errors import InvalidCheckpointError, UnsafeTypeError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1

@@ -32,7 +32,7 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
 
 BUSY_TIMEOUT_MS = 30_000  # a second process writing the file makes us wait this long, not fail
 PAGE_SIZE = 100  # list() reads this many rows per lock, so a caller may write while it iterates
