@@ -121,15 +121,15 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     raise exc
 
 
-def parent_command_target(task: Task, exc: ParentCommand) -> bool:
-    """True if a Command(graph=...) bubbling up from a subgraph is addressed to this task."""
+def command_for(task: Task, exc: ParentCommand) -> Command:
+    """A Command(graph=...) bubbling up from a subgraph: this task's to apply, else re-raised."""
     cmd = exc.command
     if cmd.graph in (task.ns, task.ns.split(NS_END)[0], task.name):
-        return True
+        return cmd
     if cmd.graph == Command.PARENT:  # address it to the graph that runs this task
         exc.command = replace(cmd, graph=NS_SEP.join(task.ns.split(NS_SEP)[:-1]))
         exc.args = (exc.command,)
-    return False
+    raise exc
 
 
 def run_task(task: Task, graph: Any) -> None:
@@ -139,11 +139,10 @@ def run_task(task: Task, graph: Any) -> None:
         token = current_task.set(task)
         try:
             try:
-                return add_branch_writes(task, collect_writes(task, call_node(task), graph), graph)
-            except ParentCommand as exc:  # a subgraph's Command(graph=PARENT) for this task
-                if not parent_command_target(task, exc):
-                    raise
-                return add_branch_writes(task, collect_writes(task, exc.command, graph), graph)
+                routes = collect_writes(task, call_node(task), graph)
+            except ParentCommand as exc:  # a Command(graph=PARENT), from this node or a subgraph
+                routes = collect_writes(task, command_for(task, exc), graph)
+            return add_branch_writes(task, routes, graph)
         except (GraphInterrupt, ParentCommand):
             raise
         except Exception as exc:
@@ -161,9 +160,7 @@ async def arun_task(task: Task, graph: Any) -> None:
             try:
                 routes = collect_writes(task, await acall_node(task), graph)
             except ParentCommand as exc:
-                if not parent_command_target(task, exc):
-                    raise
-                routes = collect_writes(task, exc.command, graph)
+                routes = collect_writes(task, command_for(task, exc), graph)
             routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
             return add_branch_writes(task, routes, graph)
         except (GraphInterrupt, ParentCommand):
