@@ -145,14 +145,11 @@ class StateGraph:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
-        if node in (START, END):
-            raise ValueError(f"Node `{node}` is reserved.")
-        if node in RESERVED or node.startswith("__"):
+        if node in RESERVED or node.startswith("__"):  # START and END among them
             raise ValueError(f"Node name `{node}` is reserved by the runtime; pick another name")
-        for char in (NS_SEP, NS_END):
-            if char in node:
-                raise ValueError(
-                    f"'{char}' is a reserved character and is not allowed in the node names.")
+        if NS_SEP in node or NS_END in node:
+            raise ValueError(f"'{NS_SEP}' and '{NS_END}' are reserved characters, not allowed in "
+                             f"node names: rename `{node}`")
         if input_schema is None and not isinstance(action, Pregel):
             input_schema = self._inferred_input_schema(action)
         if input_schema is not None:
