@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import enum
 import operator
 import threading
 import uuid
@@ -22,7 +23,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lgcheckpoint import graph as our_graph
 from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
-from lgcheckpoint.checkpoint.postgres import PostgresSaver
+from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
 from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError, UnsafeTypeError
 
@@ -53,12 +54,12 @@ def make_checkpoint(**values: Any) -> dict:
     return checkpoint
 
 
-def put_chain(saver, thread_id: str = "t", n: int = 3, **meta: Any) -> list[dict]:
+def put_chain(saver, thread_id: str = "t", n: int = 3, value=lambda step: step, **meta: Any) -> list[dict]:
     """n checkpoints in a row, each the parent of the next, with a changing 'step' channel."""
     saved, parent, versions = [], cfg(thread_id), {}
     for step in range(n):
         checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {"step": step}
+        checkpoint["channel_values"] = {"step": value(step)}
         versions = {"step": saver.get_next_version(versions.get("step"))}
         checkpoint["channel_versions"] = dict(versions)
         parent = saver.put(parent, checkpoint, {"source": "loop", "step": step, **meta}, versions)
@@ -106,7 +107,7 @@ class OnLangGraph(LGBaseSaver):
 
 
 class State(TypedDict):
-    text: str  # a str: LangGraph keeps it inline in every checkpoint, we keep it in one blob
+    text: str  # a long str: LangGraph keeps it inline in every checkpoint, we keep it in one blob
     doc: dict
     n: int
     log: Annotated[list[str], operator.add]
@@ -132,7 +133,8 @@ def langgraph_graph():
     return g
 
 
-START_STATE = {"text": "hello " * 10, "doc": {"k": 1}, "n": 1, "log": []}
+START_STATE = {"text": "hello " * 100, "doc": {"k": 1}, "n": 1, "log": []}
+assert len(START_STATE["text"]) > sql.INLINE_MAX_CHARS
 
 
 def reference_final_state(resume: Any) -> dict:
@@ -164,7 +166,13 @@ def test_langgraph_reads_what_we_wrote_and_resumes_it(saver, postgres_uri):
     app = langgraph_graph().compile(checkpointer=OnLangGraph(saver))
     interrupted = app.invoke(START_STATE, cfg("ours"))
     assert "__interrupt__" in interrupted
-    assert count(saver, "checkpoints", "checkpoint -> 'channel_values' <> '{}'") == 0  # no inline values
+    # both forms LangGraph must read: n inline in the JSONB, doc and the long text as blobs
+    assert count(saver, "checkpoints", "checkpoint -> 'channel_values' ? 'n'") > 0
+    assert count(saver, "checkpoints", "checkpoint -> 'channel_values' ?| array['text', 'doc']") == 0
+    text_versions = "(SELECT DISTINCT checkpoint -> 'channel_versions' ->> 'text' AS v FROM checkpoints " \
+                    "WHERE checkpoint_ns = '') AS versions"
+    assert count(saver, "checkpoint_blobs", "channel = 'text' AND checkpoint_ns = ''") == \
+           count(saver, text_versions, "v IS NOT NULL") < count(saver, "checkpoints", "checkpoint_ns = ''")
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         assert history(lg, "ours") == history(saver, "ours")
         final = langgraph_graph().compile(checkpointer=lg).invoke(Command(resume="yes"), cfg("ours"))
@@ -183,7 +191,7 @@ def test_thread_started_by_langgraph_goes_on_with_ours(saver, postgres_uri):
         assert plain(tuple(lg.get_tuple(cfg("mixed")))) == plain(tuple(latest))
 
 
-# --- storage: every value is a blob keyed by version ---------------------------------------------
+# --- storage: small primitives inline, the rest one blob per version ------------------------------
 @pytest.mark.parametrize("big", ["x" * 100_000, {"rows": list(range(10_000))}], ids=["str", "dict"])
 def test_an_unchanged_channel_is_stored_once(saver, postgres_uri, big):
     def fill(target, thread_id: str, n: int = 20) -> None:
@@ -201,7 +209,8 @@ def test_an_unchanged_channel_is_stored_once(saver, postgres_uri, big):
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         fill(lg, "theirs")
     assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'big'") == 1
-    assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'step'") == 20
+    assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'step'") == 0
+    assert count(saver, "checkpoints", "thread_id = 'ours' AND checkpoint -> 'channel_values' ? 'step'") == 20
     inline = "thread_id = 'theirs' AND checkpoint -> 'channel_values' ? 'big'"
     assert count(saver, "checkpoints", inline) == (20 if isinstance(big, str) else 0)
     assert saver.get_tuple(cfg("ours")).checkpoint["channel_values"] == {"big": big, "step": 19}
@@ -213,8 +222,40 @@ def test_a_backslash_in_a_channel_name_round_trips(saver):
     assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"a\\b": 1, "c\\x00d": "v", "ünï": [1]}
 
 
+class Color(enum.IntEnum):
+    RED = 1
+
+
+EDGE_VALUES = {  # channel -> (value, kept inline in the JSONB?)
+    "none": (None, True), "flag": (True, True), "int": (-(2**63), True), "float": (0.1, True),
+    "short": ("é" * sql.INLINE_MAX_CHARS, True), "long": ("x" * (sql.INLINE_MAX_CHARS + 1), False),
+    "big_int": (2**70, True), "exp_float": (1e16, False), "neg_zero": (-0.0, False),
+    "nan": (float("nan"), False), "inf": (float("-inf"), False), "nul": ("a\x00b", False),
+    "enum": (Color.RED, False), "dict": ({"k": 1}, False),
+}
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, of the same type, and the same float (so nan == nan and -0.0 != 0.0)."""
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+def test_values_json_cannot_keep_exactly_go_to_blobs_and_both_libraries_read_them(saver, postgres_uri):
+    values = {channel: value for channel, (value, _) in EDGE_VALUES.items()}
+    checkpoint = make_checkpoint(**values)
+    saver.put(cfg("edge"), checkpoint, {}, checkpoint["channel_versions"])
+    inline = saver.conn.execute("SELECT checkpoint -> 'channel_values' FROM checkpoints").fetchone()[0]
+    assert sorted(inline) == sorted(ch for ch, (_, kept) in EDGE_VALUES.items() if kept)
+    ours = saver.with_allowlist([(__name__, "Color")]).get_tuple(cfg("edge")).checkpoint["channel_values"]
+    assert all(same(ours[channel], value) for channel, value in values.items())
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        theirs = lg.get_tuple(cfg("edge")).checkpoint["channel_values"]
+    assert all(same(theirs[channel], value) for channel, value in values.items() if channel != "enum")
+    assert theirs["enum"] == 1
+
+
 def test_prune_and_delete_for_runs_drop_only_unshared_blobs(saver):
-    saved = put_chain(saver, "p", n=4, run_id="r1")
+    saved = put_chain(saver, "p", n=4, value=lambda step: {"step": step}, run_id="r1")
     saver.put_writes(saved[-1], [("step", 9)], "task")
     saver.prune(["p"])
     assert count(saver, "checkpoints", "thread_id = 'p'") == 1
@@ -222,14 +263,15 @@ def test_prune_and_delete_for_runs_drop_only_unshared_blobs(saver):
     kept = saver.get_tuple(cfg("p"))
     assert kept.parent_config is None and kept.pending_writes == [("task", "step", 9)]
 
-    put_chain(saver, "runs", n=2, run_id="keep")
+    put_chain(saver, "runs", n=2, value=lambda step: [step], run_id="keep")
     last = saver.get_tuple(cfg("runs"))
     checkpoint = {**last.checkpoint, "id": empty_checkpoint()["id"]}  # same versions: shares blobs
     saver.put(last.config, checkpoint, {"run_id": "drop"}, {})
     saver.delete_for_runs(["keep"])
     assert [t.metadata["run_id"] for t in saver.list(cfg("runs"))] == ["drop"]
-    assert saver.get_tuple(cfg("runs")).checkpoint["channel_values"] == {"step": 1}
+    assert saver.get_tuple(cfg("runs")).checkpoint["channel_values"] == {"step": [1]}
     assert saver.get_tuple(cfg("runs")).parent_config is None
+    assert count(saver, "checkpoint_blobs", "thread_id = 'runs'") == 1
 
 
 def test_prune_keep_latest_drops_finished_subgraph_calls_like_langgraph(postgres_uri):
@@ -282,7 +324,7 @@ ATTACKS = [
 
 @pytest.mark.parametrize("key", ATTACKS)
 def test_attack_keys_match_nothing_and_run_nothing(saver, key):
-    put_chain(saver, "victim", n=3)
+    put_chain(saver, "victim", n=3, value=lambda step: [step])
     assert list(saver.list(None, filter={key: "1"})) == []
     assert list(saver.list(None, filter={key: "loop", "source": "loop"})) == []
     assert saver.get_tuple(cfg(key)) is None
@@ -357,7 +399,7 @@ def test_missing_tables_say_run_setup(postgres_uri):
 
 
 def test_corrupt_rows_raise_invalid_checkpoint_naming_the_row(saver):
-    saved = put_chain(saver, "bad", n=1)
+    saved = put_chain(saver, "bad", n=1, value=lambda step: [step])
     saver.put_writes(saved[0], [("out", "fine")], "task-1")
     saver.conn.execute("UPDATE checkpoint_blobs SET blob = '\\xc1c1c1'::bytea WHERE thread_id = 'bad'")
     with pytest.raises(InvalidCheckpointError, match="channel 'step' of thread 'bad'"):

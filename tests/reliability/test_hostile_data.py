@@ -167,10 +167,17 @@ ATTACKS = [("msgpack", name) for name in msgpack_payloads(Path("/x"))] + [
 def tamper_checkpoint(kind: str, target: str, thread_id: str, tag: str, payload: Any) -> None:
     """UPDATE the stored 'value' channel of every checkpoint of the thread to the payload."""
     store = Store(kind, target)
-    if kind == "postgres":  # channel values live in checkpoint_blobs
+    if kind == "postgres":  # a blob under each version the checkpoints name, none kept inline
         blob = ormsgpack.packb(payload) if tag == "msgpack" else json.dumps(payload).encode()
-        assert store.execute("UPDATE checkpoint_blobs SET type = ?, blob = ? WHERE thread_id = ? "
-                             "AND channel = 'value'", (tag, blob, thread_id)) > 0
+        assert store.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+            "SELECT DISTINCT thread_id, checkpoint_ns, 'value', checkpoint -> 'channel_versions' "
+            "->> 'value', ?, ? FROM checkpoints WHERE thread_id = ? "
+            "AND checkpoint -> 'channel_versions' ->> 'value' IS NOT NULL ON CONFLICT "
+            "(thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, "
+            "blob = EXCLUDED.blob", (tag, blob, thread_id)) > 0
+        store.execute("UPDATE checkpoints SET checkpoint = checkpoint #- '{channel_values,value}' "
+                      "WHERE thread_id = ?", (thread_id,))
         return
     from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 

@@ -6,10 +6,11 @@ Three tables (LangGraph's layout, so either library opens the other's database):
 * ``checkpoint_blobs``   one row per (thread, namespace, channel, version): a channel's value
 * ``checkpoint_writes``  one row per pending write of a task, keyed by (checkpoint, task, idx)
 
-One difference from LangGraph, on purpose: LangGraph keeps str/int/float/bool values *inline* in the
-checkpoint JSONB, so a big string that never changes is stored again in every checkpoint. We put
-every value in ``checkpoint_blobs`` (keyed by version, so an unchanged channel is stored once) and
-leave ``channel_values`` empty in the JSONB. Both loaders merge inline values with blobs, so each
+Channel values go where LangGraph puts them, with one difference on purpose. A small
+str/int/float/bool/None is kept *inline* in the checkpoint JSONB (as LangGraph does: no blob row,
+so a step costs fewer rows), anything else in ``checkpoint_blobs`` keyed by version, so an
+unchanged value is stored once. The difference: LangGraph also inlines a *big* string, again in
+every checkpoint; we blob it (see ``inline``). Both loaders merge inline values with blobs, so each
 library still reads the other's rows.
 
 Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
@@ -20,6 +21,7 @@ Next: ``postgres/__init__.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -117,48 +119,97 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint
 FROM checkpoints """
 
 # --- writing: every verb is ONE statement, so it is atomic by itself and one round trip ------
+# Rows go in as a VALUES list with one parameter per field: cheaper to bind and to plan than
+# unnest() of arrays, which only a big batch uses (Postgres takes at most 65,535 parameters).
+# Each statement's text depends only on its row count, so it is built once (cached) and psycopg
+# prepares it once.
+VALUES_MAX_ROWS = 64
+BLOB_COLUMNS = {"c": "text", "v": "text", "t": "text", "b": "bytea"}  # channel, version, type, blob
+WRITE_COLUMNS = {"i": "int", "c": "text", "t": "text", "b": "bytea"}  # idx, channel, type, blob
+
+
+def rows_sql(fixed: str, columns: dict[str, str], n: int) -> str:
+    """``n`` rows: the ``fixed`` expressions, then one parameter per column (name -> SQL type)."""
+    if n <= VALUES_MAX_ROWS:
+        return "VALUES " + ",\n       ".join(
+            f"({fixed}, " + ", ".join(f"%({c}{i})s" for c in columns) + ")" for i in range(n))
+    arrays = ", ".join(f"%({c})s::{sql_type}[]" for c, sql_type in columns.items())
+    return f"SELECT {fixed}, {', '.join('u.' + c for c in columns)} " \
+           f"FROM unnest({arrays}) AS u({', '.join(columns)})"
+
+
+def rows_params(params: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
+    """``params`` plus the rows' values, bound as ``rows_sql`` names them."""
+    if len(next(iter(columns.values()))) > VALUES_MAX_ROWS:
+        return params | columns
+    for c, values in columns.items():
+        params.update((f"{c}{i}", value) for i, value in enumerate(values))
+    return params
+
+
 # put: the changed channels' blobs (a version already stored is the same value: keep it), then the
-# checkpoint row, whose channel_values stay empty: every value is in checkpoint_blobs.
-PUT_TEMPLATE = """
-WITH new_blobs AS (
+# checkpoint row, which carries the inline values itself.
+BLOBS_CTE = """WITH new_blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(thread)s, %(ns)s, b.channel, b.version, b.type, b.blob
-      FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
-           AS b(channel, version, type, blob)
+    {rows}
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-)
+)"""
+CHECKPOINT_ROW = """
 INSERT INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 VALUES (%(thread)s, %(ns)s, %(id)s, %(parent)s, {checkpoint}, %(metadata)s::jsonb)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
-PUT_SQL = PUT_TEMPLATE.format(checkpoint="%(checkpoint)s::jsonb")
 
-# A thread LangGraph started may have an unchanged str/int/float/bool/None channel that LangGraph
-# kept inline in the parent's JSONB, with no blob. Such values (same channel, same version as
-# ours) are carried over into our row, so the thread keeps them; put() adds this only when the
-# checkpoint has unchanged channels of those types (on our own threads it then finds nothing).
-PUT_INHERITING_SQL = PUT_TEMPLATE.format(checkpoint="""jsonb_set(
-    %(checkpoint)s::jsonb, '{channel_values}', coalesce((
+# A thread LangGraph started may have an unchanged value that LangGraph kept inline in the
+# parent's JSONB but we do not inline (a big str, say), so it has no blob. Such values (same
+# channel, same version as ours) are carried over into our row, so the thread keeps them; put()
+# adds this only when the checkpoint has such a value (on our own threads it then finds nothing).
+INHERITING = """%(checkpoint)s::jsonb || jsonb_build_object('channel_values', coalesce((
         SELECT jsonb_object_agg(pv.key, pv.value)
           FROM checkpoints p, jsonb_each(p.checkpoint -> 'channel_values') AS pv
          WHERE (p.thread_id, p.checkpoint_ns, p.checkpoint_id) = (%(thread)s, %(ns)s, %(parent)s)
            AND p.checkpoint -> 'channel_versions' -> pv.key
-             = %(checkpoint)s::jsonb -> 'channel_versions' -> pv.key), '{}'))""")
+             = %(checkpoint)s::jsonb -> 'channel_versions' -> pv.key), '{}')
+        || (%(checkpoint)s::jsonb -> 'channel_values'))"""
+
+
+@functools.lru_cache(maxsize=256)
+def put_query(blobs: int, inheriting: bool) -> str:
+    """The put statement for ``blobs`` blob rows, carrying a LangGraph parent's inline values or not."""
+    row = CHECKPOINT_ROW.format(checkpoint=INHERITING if inheriting else "%(checkpoint)s::jsonb")
+    if not blobs:
+        return row
+    return BLOBS_CTE.format(rows=rows_sql("%(thread)s, %(ns)s", BLOB_COLUMNS, blobs)) + row
+
 
 # put_writes: a task's ordinary writes are final once saved (a replay keeps the first);
 # special ones (error, interrupt, ...) have fixed indexes and a retry replaces them
-INSERT_WRITES_SQL = """
+WRITES_SQL = """
 INSERT INTO checkpoint_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT %(thread)s, %(ns)s, %(id)s, %(task_id)s, %(task_path)s, w.idx, w.channel, w.type, w.blob
-  FROM unnest(%(idx)s::int[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[])
-       AS w(idx, channel, type, blob)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"""
-UPSERT_WRITES_SQL = INSERT_WRITES_SQL.replace(
-    "DO NOTHING",
-    "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob",
-)
+{rows}
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) """
+WRITE_FIXED = "%(thread)s, %(ns)s, %(id)s, %(task_id)s, %(task_path)s"
+KEEP_FIRST = "DO NOTHING"
+REPLACE = "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+
+
+@functools.lru_cache(maxsize=256)
+def writes_query(writes: int, replace: bool) -> str:
+    """The put_writes statement for ``writes`` rows: keep what is there, or replace it."""
+    rows = rows_sql(WRITE_FIXED, WRITE_COLUMNS, writes)
+    return WRITES_SQL.format(rows=rows) + (REPLACE if replace else KEEP_FIRST)
+
+
+@functools.lru_cache(maxsize=256)
+def with_writes(put: str, writes: str) -> str:
+    """``put`` with the writes statement as its first CTE, the writes' parameters renamed w_*."""
+    writes = re.sub(r"%\((\w+)\)s", r"%(w_\1)s", writes)
+    if put.startswith("WITH "):
+        return f"WITH task_writes AS ({writes}),\n" + put[len("WITH "):]
+    return f"WITH task_writes AS ({writes})" + put
+
 
 # --- housekeeping ------------------------------------------------------------------------------
 DELETE_THREADS_SQL = """
@@ -247,6 +298,8 @@ DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXIS
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 INLINED_BY_LANGGRAPH = (str, int, float, bool)  # types LangGraph keeps in its JSONB, like None
+INLINE_MAX_CHARS = 512  # a longer str is one blob per version, not a copy in every checkpoint
+INT_MAX_BITS = 4096  # 1,234 digits: an int beyond this goes through the serializer
 
 
 # --- statements for each verb --------------------------------------------------------------------
@@ -315,6 +368,31 @@ def select_many(
     return Statement(query, tuple(params))
 
 
+def inline(value: Any) -> bool:
+    """Whether a value is kept in the checkpoint JSONB and comes back from it exactly as it was."""
+    kind = type(value)  # exact types: a str or int subclass (an Enum...) keeps its class in a blob
+    if value is None or kind is bool:
+        return True
+    if kind is int:  # (past ~4,300 digits Python refuses to read a JSON number back)
+        return value.bit_length() <= INT_MAX_BITS
+    if kind is float:  # JSONB prints 1e16 as 10000000000000000 (an int) and has no -0.0 or nan
+        text = repr(value)
+        return "e" not in text and "n" not in text and text != "-0.0"
+    if kind is str:  # JSONB cannot hold NUL or a lone surrogate
+        return len(value) <= INLINE_MAX_CHARS and "\x00" not in value and (
+            value.isascii() or is_utf8(value))
+    return False
+
+
+def is_utf8(text: str) -> bool:
+    """False for a str with a lone surrogate, which has no UTF-8 form."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def put_statement(
     config: RunnableConfig,
     checkpoint: Checkpoint,
@@ -322,26 +400,29 @@ def put_statement(
     new_versions: ChannelVersions,
     serde: SerializerProtocol,
 ) -> tuple[Statement, RunnableConfig]:
-    """Blobs of the channels that changed, and the checkpoint row that names them."""
+    """Blobs of the changed channels that are not inline, and the checkpoint row."""
     thread_id, ns = address(config)
     values = checkpoint["channel_values"]
-    # every changed channel gets a blob; a channel that changed to "no value" gets an 'empty' marker
-    typed = [
-        serde.dumps_typed(values[ch]) if ch in values else ("empty", None) for ch in new_versions
-    ]
+    inline_values = {ch: v for ch, v in values.items() if inline(v)}
+    # a changed channel with no value (e.g. consumed) gets no row, as in LangGraph
+    blobs = [(ch, v) for ch, v in new_versions.items() if ch in values and ch not in inline_values]
     parent_id = get_checkpoint_id(config)
-    inheritable = parent_id and any(
-        channel not in new_versions and (value is None or isinstance(value, INLINED_BY_LANGGRAPH))
-        for channel, value in values.items()
+    inheriting = bool(parent_id) and any(
+        ch not in new_versions and ch not in inline_values and isinstance(v, INLINED_BY_LANGGRAPH)
+        for ch, v in values.items()
     )
-    statement = Statement(PUT_INHERITING_SQL if inheritable else PUT_SQL, {
+    params = {
         "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": parent_id,
-        "channels": list(new_versions), "versions": [str(v) for v in new_versions.values()],
-        "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
         # serialized here, before anything is sent, so a bad value fails without a round trip
-        "checkpoint": to_json({**checkpoint, "channel_values": {}}, "checkpoint"),
+        "checkpoint": to_json({**checkpoint, "channel_values": inline_values}, "checkpoint"),
         "metadata": to_json(get_checkpoint_metadata(config, metadata), "metadata"),
-    })
+    }
+    if blobs:
+        typed = [serde.dumps_typed(values[channel]) for channel, _ in blobs]
+        params = rows_params(params, {
+            "c": [channel for channel, _ in blobs], "v": [str(version) for _, version in blobs],
+            "t": [type_tag for type_tag, _ in typed], "b": [blob for _, blob in typed]})
+    statement = Statement(put_query(len(blobs), inheriting), params)
     return statement, make_config(thread_id, ns, checkpoint["id"])
 
 
@@ -360,13 +441,14 @@ def put_writes_statement(
     if not writes:
         return None
     typed = [serde.dumps_typed(value) for _, value in writes]
+    params = rows_params(
+        {"thread": thread_id, "ns": ns, "id": checkpoint_id, "task_id": str(task_id),
+         "task_path": task_path},
+        {"i": [WRITES_IDX_MAP.get(channel, idx) for idx, (channel, _) in enumerate(writes)],
+         "c": [channel for channel, _ in writes],
+         "t": [type_tag for type_tag, _ in typed], "b": [blob for _, blob in typed]})
     special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-    return Statement(UPSERT_WRITES_SQL if special else INSERT_WRITES_SQL, {
-        "thread": thread_id, "ns": ns, "id": checkpoint_id, "task_id": str(task_id),
-        "task_path": task_path, "channels": [channel for channel, _ in writes],
-        "idx": [WRITES_IDX_MAP.get(channel, idx) for idx, (channel, _) in enumerate(writes)],
-        "types": [type_tag for type_tag, _ in typed], "blobs": [blob for _, blob in typed],
-    })
+    return Statement(writes_query(len(writes), special), params)
 
 
 def put_writes_and_checkpoint_statement(
@@ -381,11 +463,9 @@ def put_writes_and_checkpoint_statement(
     put, next_config = put_statement(config, checkpoint, metadata, new_versions, serde)
     if (writes := put_writes_statement(*task, serde)) is None:
         return put, next_config
-    # the writes' parameters get a prefix: both statements bind %(thread)s, %(id)s, %(blobs)s...
-    query = re.sub(r"%\((\w+)\)s", r"%(w_\1)s", writes.query)
+    # the writes' parameters get a prefix: both statements bind %(thread)s, %(id)s, %(b0)s...
     params = {**{"w_" + key: value for key, value in writes.params.items()}, **put.params}
-    return Statement(put.query.replace("WITH", f"WITH task_writes AS ({query}),", 1),
-                     params), next_config
+    return Statement(with_writes(put.query, writes.query), params), next_config
 
 
 def delete_thread_statement(thread_id: str) -> Statement:
