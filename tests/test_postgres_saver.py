@@ -22,7 +22,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lgcheckpoint import graph as our_graph
-from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
+from lgcheckpoint.checkpoint.base import PutWrites, empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
 from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError, UnsafeTypeError
@@ -252,6 +252,23 @@ def test_values_json_cannot_keep_exactly_go_to_blobs_and_both_libraries_read_the
         theirs = lg.get_tuple(cfg("edge")).checkpoint["channel_values"]
     assert all(same(theirs[channel], value) for channel, value in values.items() if channel != "enum")
     assert theirs["enum"] == 1
+
+
+@pytest.mark.parametrize("n", [1, sql.VALUES_MAX_ROWS, sql.VALUES_MAX_ROWS + 1, 3000])
+def test_any_number_of_blobs_and_writes_in_one_statement(saver, n):
+    """Up to VALUES_MAX_ROWS rows bind one parameter per field, more go as arrays: same rows."""
+    values = {f"ch{i}": [i] for i in range(n)}
+    checkpoint = make_checkpoint(**values)
+    saved = saver.put(cfg(), checkpoint, {}, checkpoint["channel_versions"])
+    writes = [(f"ch{i}", {"w": i}) for i in range(n)]
+    saver.put_writes(saved, writes, "task")
+    both = PutWrites(saved, [("__error__", "boom"), *writes], "task2", "")
+    following = {**make_checkpoint(**values), "channel_versions": checkpoint["channel_versions"]}
+    latest = saver.put_writes_and_checkpoint(both, saved, following, {}, {})
+    assert saver.get_tuple(saved).pending_writes == [
+        ("task", c, v) for c, v in writes] + [("task2", "__error__", "boom")] + [("task2", c, v) for c, v in writes]
+    assert saver.get_tuple(latest).checkpoint["channel_values"] == values
+    assert count(saver, "checkpoint_blobs") == n
 
 
 def test_prune_and_delete_for_runs_drop_only_unshared_blobs(saver):
