@@ -9,8 +9,9 @@
 #   (thread, namespace, channel, version) — an unchanged channel is stored once;
 # * **SQLite** stores each checkpoint as *one* blob with all its channel values inline, plus a
 #   `writes` table (LangGraph's layout);
-# * **Postgres** stores the checkpoint as JSONB and every channel value in `checkpoint_blobs`,
-#   keyed by version, so unchanged values are shared between checkpoints.
+# * **Postgres** stores the checkpoint as JSONB, with small values (like `step`) inline in it, and
+#   the others in `checkpoint_blobs`, keyed by version, so unchanged values are shared between
+#   checkpoints.
 #
 # We run the same thread — a graph that keeps a large, never-changing `manual` channel — on all three.
 
