@@ -51,7 +51,7 @@ def open_saver(impl: str, uri: str, serde: str, aio: bool = False):
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from psycopg.rows import dict_row
 
-    kwargs = dict(autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
     @contextlib.contextmanager
     def opened():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -58,6 +59,9 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         self.conn = conn
         # one connection serves one statement at a time; a pool hands each thread its own
         self.lock = threading.Lock() if isinstance(conn, Connection) else contextlib.nullcontext()
+        # a cursor per connection, reused: it keeps the adapters it looked up (a new one per
+        # statement costs ~20 µs); used only under the lock or while the pool lends us the connection
+        self.cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @classmethod
     @contextlib.contextmanager
@@ -163,14 +167,23 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
 
     def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
         """Rows of one query, as dicts."""
-        with self._connection() as conn, conn.cursor(binary=True, row_factory=dict_row) as cur:
-            return cur.execute(statement.query, statement.params).fetchall()
+        with self._connection() as conn:
+            cursor = cursor_of(self.cursors, conn)
+            return cursor.execute(statement.query, statement.params).fetchall()
 
     def _execute(self, statement: Statement | None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
         if statement is not None:
             with self._connection() as conn:
-                conn.execute(statement.query, statement.params, binary=True)
+                cursor_of(self.cursors, conn).execute(statement.query, statement.params)
+
+
+def cursor_of(cursors: weakref.WeakKeyDictionary, conn: Any) -> Any:
+    """The saver's cursor on this connection, made once (binary parameters, rows as dicts)."""
+    cursor = cursors.get(conn)
+    if cursor is None or cursor.closed:
+        cursor = cursors[conn] = conn.cursor(binary=True, row_factory=dict_row)
+    return cursor
 
 
 @contextlib.contextmanager

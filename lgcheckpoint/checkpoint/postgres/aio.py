@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ from lgcheckpoint.checkpoint.base import (
     PutWrites,
     RunnableConfig,
 )
-from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, sql
+from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, cursor_of, sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 
@@ -51,6 +52,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         # one connection serves one statement at a time; a pool lends each task its own
         single = isinstance(conn, AsyncConnection)
         self.lock = asyncio.Lock() if single else contextlib.nullcontext()
+        self.cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # as in PostgresSaver
         try:
             self.loop = asyncio.get_running_loop()  # where the sync verbs send their work
         except RuntimeError:
@@ -156,14 +158,14 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
 
     async def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
         async with self._connection() as conn:
-            async with conn.cursor(binary=True, row_factory=dict_row) as cur:
-                return await (await cur.execute(statement.query, statement.params)).fetchall()
+            cursor = await cursor_of(self.cursors, conn).execute(statement.query, statement.params)
+            return await cursor.fetchall()
 
     async def _execute(self, statement: Statement | None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
         if statement is not None:
             async with self._connection() as conn:
-                await conn.execute(statement.query, statement.params, binary=True)
+                await cursor_of(self.cursors, conn).execute(statement.query, statement.params)
 
 
 @contextlib.asynccontextmanager
