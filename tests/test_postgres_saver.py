@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import enum
 import operator
+import sys
 import threading
 import uuid
 from typing import Annotated, Any, TypedDict
@@ -501,6 +502,33 @@ def test_eight_threads_write_at_once(saver, postgres_uri, kind):
         assert latest.checkpoint["channel_values"] == {"step": 9}
         assert latest.pending_writes == [(f"task-{i}", "out", i)]
         assert len(list(saver.list(cfg(f"worker-{i}")))) == 10
+
+
+def test_two_savers_sharing_one_connection_each_get_their_own_rows(saver):
+    """Each saver reuses its own cursor: a statement of the other never replaces its result."""
+    for name in ("a", "b"):
+        put_chain(saver, name, n=2, value=lambda step, name=name: [name, step])
+    other = PostgresSaver(saver.conn)
+    errors: list[BaseException] = []
+
+    def read(target, name: str) -> None:
+        try:
+            for _ in range(200):
+                assert target.get_tuple(cfg(name)).checkpoint["channel_values"] == {"step": [name, 1]}
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    readers = [threading.Thread(target=read, args=args) for args in ((saver, "a"), (other, "b"))]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, between a statement and its fetch too
+    try:
+        for r in readers:
+            r.start()
+        for r in readers:
+            r.join(timeout=30)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors
 
 
 # --- one commit per super-step ----------------------------------------------------------------
