@@ -299,6 +299,7 @@ DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXIS
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 INLINED_BY_LANGGRAPH = (str, int, float, bool)  # types LangGraph keeps in its JSONB, like None
 INLINE_MAX_CHARS = 512  # a longer str is one blob per version, not a copy in every checkpoint
+SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: text with no UTF-8 form
 INT_MAX_BITS = 4096  # 1,234 digits: an int beyond this goes through the serializer
 
 
@@ -380,17 +381,8 @@ def inline(value: Any) -> bool:
         return "e" not in text and "n" not in text and text != "-0.0"
     if kind is str:  # JSONB cannot hold NUL or a lone surrogate
         return len(value) <= INLINE_MAX_CHARS and "\x00" not in value and (
-            value.isascii() or is_utf8(value))
+            value.isascii() or not SURROGATE.search(value))
     return False
-
-
-def is_utf8(text: str) -> bool:
-    """False for a str with a lone surrogate, which has no UTF-8 form."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def put_statement(
