@@ -397,7 +397,8 @@ def put_statement(
     values = checkpoint["channel_values"]
     inline_values = {ch: v for ch, v in values.items() if inline(v)}
     # a changed channel with no value (e.g. consumed) gets no row, as in LangGraph
-    blobs = [(ch, v) for ch, v in new_versions.items() if ch in values and ch not in inline_values]
+    blobs = [(ch, version) for ch, version in new_versions.items()
+             if ch in values and ch not in inline_values]
     parent_id = get_checkpoint_id(config)
     inheriting = bool(parent_id) and any(
         ch not in new_versions and ch not in inline_values and isinstance(v, INLINED_BY_LANGGRAPH)
