@@ -137,6 +137,29 @@ def test_langgraph_reads_what_we_wrote(sqlite_path):
         assert runs == ["r1", "r1"]
 
 
+def test_pending_writes_come_in_langgraphs_order(sqlite_path):
+    """(task_path, task_id, idx): paths that disagree with task ids, idx past 9, an empty path,
+    special channels (negative idx). Ours sorts by path in Python after an index-ordered SELECT."""
+    with SqliteSaver.from_conn_string(sqlite_path) as ours:
+        (first,) = put_chain(ours, n=1)
+        ours.put_writes(first, [(f"c{i}", i) for i in range(12)], "task-a", "~2")
+        ours.put_writes(first, [("x", "b0"), ("y", "b1")], "task-b", "~1")
+        ours.put_writes(first, [("__error__", "boom"), ("z", "c0")], "task-c", "~1")
+        ours.put_writes(first, [("input", 0)], "task-d", "")  # e.g. update_state: no task path
+        ours.put_writes(first, [("w", "e0")], "task-0", "~10")
+        mine = ours.get_tuple(first).pending_writes
+    with LGSqliteSaver.from_conn_string(sqlite_path) as lg:
+        theirs = lg.get_tuple(first).pending_writes
+    assert mine == theirs and len(mine) == 18
+    assert [w[0] for w in mine[:4]] == ["task-d", "task-b", "task-b", "task-c"]
+
+    async def read_async():
+        async with AsyncSqliteSaver.from_conn_string(sqlite_path) as saver:
+            return (await saver.aget_tuple(first)).pending_writes
+
+    assert asyncio.run(read_async()) == theirs
+
+
 def ask_graph(graph_module, types_module):
     """START -> a -> ask (interrupts) -> END, built with either library."""
     g = graph_module.StateGraph(State)

@@ -162,7 +162,10 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     async def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
         async with self._locked():
-            await self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now, waiting if busy
+            if self.conn.isolation_level is None:  # autocommit connection: open it ourselves
+                await self.conn.execute("BEGIN IMMEDIATE")
+            # otherwise sqlite3 opens it before the first statement, which writes: SQLite takes
+            # the write lock right then (waiting if busy), one round trip to the driver fewer
             try:
                 for q in queries:
                     await (self.conn.executemany if q.many else self.conn.execute)(q.sql, q.params)

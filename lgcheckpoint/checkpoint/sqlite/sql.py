@@ -17,6 +17,7 @@ Next: ``sqlite/__init__.py`` (the sync saver).
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -121,21 +122,32 @@ def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Runnabl
 
 
 # --- reading ---------------------------------------------------------------------------------
+# the hot statements are built once: a verb only binds its values
+SELECT_BY_ID = (f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ?")
+SELECT_LATEST = (f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                 "ORDER BY checkpoint_id DESC LIMIT 1")
+# writes come in primary-key order (task_id, idx), free from the index; to_tuple then sorts them
+# by task_path: cheaper than ORDER BY task_path, task_id, idx (SQLite sorts in a temp B-tree)
+SELECT_WRITES = ("SELECT task_id, channel, type, value, {path} FROM writes WHERE thread_id = ? "
+                 "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx")
+WRITES_SQL = {True: SELECT_WRITES.format(path="task_path"), False: SELECT_WRITES.format(path="''")}
+
+
 def select_checkpoint(config: RunnableConfig) -> Query:
     """The checkpoint a config names, or its thread's newest in that namespace."""
     thread_id, ns = address(config)
     if checkpoint_id := get_checkpoint_id(config):
-        return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
-                     "checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
-    return Query(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                 "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+        return Query(SELECT_BY_ID, (thread_id, ns, checkpoint_id))
+    return Query(SELECT_LATEST, (thread_id, ns))
 
 
 def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
-    """A checkpoint's pending writes, in the order the loop applies them."""
-    order = "task_path, task_id, idx" if has_task_path else "task_id, idx"  # old read-only file
-    return Query("SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? AND "
-                 f"checkpoint_ns = ? AND checkpoint_id = ? ORDER BY {order}", row[:3])
+    """A checkpoint's pending writes, in (task_id, idx) order (to_tuple finishes the order)."""
+    return Query(WRITES_SQL[has_task_path], row[:3])  # no task_path: an old read-only file
+
+
+_TASK_PATH = operator.itemgetter(4)  # of a row of select_writes
 
 
 def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
@@ -223,33 +235,39 @@ class ListPager:
 def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Sequence[Any]],
              serde: SerializerProtocol) -> CheckpointTuple:
     """Decode a row and its writes; ``config`` is the caller's when it named the checkpoint."""
-    row = CheckpointRow(*row)
+    thread_id, ns, checkpoint_id, parent_id, type_, blob, stored_metadata = row  # a CheckpointRow
     try:
-        checkpoint = serde.loads_typed((row.type, row.checkpoint))
-        metadata = json.loads(row.metadata) if row.metadata is not None else {}
+        checkpoint = serde.loads_typed((type_, blob))
+        metadata = json.loads(stored_metadata) if stored_metadata is not None else {}
         if not isinstance(checkpoint, dict) or "channel_values" not in checkpoint:
             raise TypeError(f"decoded to a {type(checkpoint).__name__}, not a checkpoint")
     except Exception as exc:  # noqa: BLE001 - any decoder failure means the stored bytes are bad
         raise InvalidCheckpointError(f"{_where(row)}: the checkpoint or metadata column could not "
-                                     f"be decoded (type tag {row.type!r}): {exc}") from exc
+                                     f"be decoded (type tag {type_!r}): {exc}") from exc
     pending: list[PendingWrite] = []
-    for task_id, channel, type_, value in writes:
+    writes.sort(key=_TASK_PATH)  # stable: (task_path, task_id, idx), the loop's apply order
+    for task_id, channel, value_type, value, _ in writes:
         try:
-            pending.append((task_id, channel, serde.loads_typed((type_, value))))
+            pending.append((task_id, channel, serde.loads_typed((value_type, value))))
         except Exception as exc:  # noqa: BLE001
             raise InvalidCheckpointError(f"{_where(row)}: the write of task {task_id!r} to channel "
                                          f"{channel!r} could not be decoded: {exc}") from exc
-    parent = as_config(*row[:2], row.parent_checkpoint_id) if row.parent_checkpoint_id else None
-    return CheckpointTuple(config or as_config(*row[:3]), checkpoint, metadata, parent, pending)
+    parent = as_config(thread_id, ns, parent_id) if parent_id else None
+    return CheckpointTuple(config or as_config(thread_id, ns, checkpoint_id), checkpoint, metadata,
+                           parent, pending)
 
 
-def _where(row: CheckpointRow) -> str:
+def _where(row: Sequence[Any]) -> str:
     """Names a stored checkpoint in an error message."""
-    return (f"thread {row.thread_id!r}, namespace {row.checkpoint_ns!r}, "
-            f"checkpoint {row.checkpoint_id!r}")
+    return f"thread {row[0]!r}, namespace {row[1]!r}, checkpoint {row[2]!r}"
 
 
 # --- writing ---------------------------------------------------------------------------------
+INSERT_CHECKPOINT = f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_WRITES = f"INSERT OR {{}} INTO writes ({_KEY}, {_WRITE_REST}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+REPLACE_WRITES, KEEP_WRITES = _INSERT_WRITES.format("REPLACE"), _INSERT_WRITES.format("IGNORE")
+
+
 def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                       serde: SerializerProtocol) -> tuple[Query, RunnableConfig]:
     """The INSERT publishing a checkpoint (parent: the config's checkpoint_id), and its config."""
@@ -261,10 +279,11 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
     except (TypeError, ValueError) as exc:
         raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
                         f"list, dict): {exc}; nothing was written") from exc
-    query = Query(f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  (thread_id, ns, checkpoint["id"], get_checkpoint_id(config), type_, blob, meta))
-    saved = {"configurable": {"thread_id": config["configurable"]["thread_id"],
-                              "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+    configurable, checkpoint_id = config["configurable"], checkpoint["id"]
+    query = Query(INSERT_CHECKPOINT, (thread_id, ns, checkpoint_id,
+                                      configurable.get("checkpoint_id"), type_, blob, meta))
+    saved = {"configurable": {"thread_id": configurable["thread_id"], "checkpoint_ns": ns,
+                              "checkpoint_id": checkpoint_id}}
     return query, saved
 
 
@@ -272,15 +291,14 @@ def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], tas
                   task_path: str, serde: SerializerProtocol) -> Query:
     """One task's writes; special channels (errors, interrupts...) replace, others never do."""
     thread_id, ns = address(config)
-    if (checkpoint_id := get_checkpoint_id(config)) is None:
+    if (checkpoint_id := config["configurable"].get("checkpoint_id")) is None:
         raise ValueError("put_writes needs the checkpoint_id the task ran from in "
                          "config['configurable']")
-    verb = "REPLACE" if all(channel in WRITES_IDX_MAP for channel, _ in writes) else "IGNORE"
-    rows = [(thread_id, ns, str(checkpoint_id), task_id, task_path,
-             WRITES_IDX_MAP.get(channel, idx), channel, *serde.dumps_typed(value))
+    key, dumps = (thread_id, ns, str(checkpoint_id), task_id, task_path), serde.dumps_typed
+    rows = [(*key, WRITES_IDX_MAP.get(channel, idx), channel, *dumps(value))
             for idx, (channel, value) in enumerate(writes)]
-    return Query(f"INSERT OR {verb} INTO writes ({_KEY}, {_WRITE_REST}) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows, many=True)
+    special = all(row[5] < 0 for row in rows)  # only special channels (negative idx): replace
+    return Query(REPLACE_WRITES if special else KEEP_WRITES, rows, many=True)
 
 
 # --- housekeeping (each list of statements runs in one transaction) ----------------------------
