@@ -243,6 +243,6 @@ def _write_and_prune_at_once():
     assert not errors
     for thread_id, namespaces in saver.storage.items():
         for ns, checkpoints in namespaces.items():
-            assert saver._ids[(thread_id, ns)] == sorted(checkpoints)
+            assert checkpoints.latest == max(checkpoints)  # the O(1) 'latest' index
             assert saver.get_tuple({"configurable": {"thread_id": thread_id}}).checkpoint["id"] \
                 == max(checkpoints)
