@@ -124,9 +124,12 @@ def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata
     NUL characters are dropped from strings (Postgres text cannot hold them), so every saver
     stores the same metadata.
     """
-    merged = {k: v.replace("\u0000", "") if isinstance(v, str) else v for k, v in metadata.items()}
+    merged = metadata.copy()  # every put runs this: a copy, then only the strings are touched
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            merged[key] = value.replace("\u0000", "")
     for source in (config.get("metadata"), config.get("configurable")):
-        if not source:
+        if not source or source.keys() <= EXCLUDED_METADATA_KEYS:  # often only addresses
             continue
         for key, value in source.items():
             if key in merged or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):

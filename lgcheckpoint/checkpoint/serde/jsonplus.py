@@ -16,6 +16,8 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterable, Literal
 
+import ormsgpack
+
 from lgcheckpoint.checkpoint.serde.allowlist import (
     Allowlist,
     TypeName,
@@ -24,7 +26,7 @@ from lgcheckpoint.checkpoint.serde.allowlist import (
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
 from lgcheckpoint.checkpoint.serde.legacy_json import loads_legacy_json
-from lgcheckpoint.checkpoint.serde.msgpack_ext import ExtDecoder, pack
+from lgcheckpoint.checkpoint.serde.msgpack_ext import PACK_OPTIONS, ExtDecoder, encode_ext
 from lgcheckpoint.checkpoint.serde.types import Opaque
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
@@ -51,6 +53,7 @@ class JsonPlusSerializer(SerializerProtocol):
         self.allowed_json_modules = allowed_json_modules
         self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules)
         self._msgpack_decoder = ExtDecoder(self._msgpack_allowlist, inspect)  # stateless, shared
+        self._unpack = self._msgpack_decoder.unpack  # bound once: loads_typed runs per value
         self._json_allowlist = Allowlist(
             _json_names(allowed_json_modules, self.allowed_msgpack_modules)
         )
@@ -73,12 +76,10 @@ class JsonPlusSerializer(SerializerProtocol):
         """Tag and encode a value; bytes stay bytes, the rest goes through msgpack."""
         if obj is None:
             return "null", b""
-        if isinstance(obj, bytes):
-            return "bytes", obj
-        if isinstance(obj, bytearray):
-            return "bytearray", obj
-        try:
-            return "msgpack", pack(obj)
+        if isinstance(obj, (bytes, bytearray)):  # one check on the common path, not two
+            return ("bytes" if isinstance(obj, bytes) else "bytearray"), obj
+        try:  # msgpack_ext.pack, inlined: this runs for every value of every put
+            return "msgpack", ormsgpack.packb(obj, default=encode_ext, option=PACK_OPTIONS)
         except TypeError as exc:  # ormsgpack's encode error (also ints beyond 64 bits)
             if self.pickle_fallback:
                 return "pickle", pickle.dumps(obj)
@@ -91,7 +92,7 @@ class JsonPlusSerializer(SerializerProtocol):
         """Decode a (tag, bytes) pair; any failure is an InvalidCheckpointError or subclass."""
         tag, payload = data
         if tag == "msgpack" and type(payload) is bytes:  # nearly every value: no checks, no copy
-            return self._msgpack_decoder.unpack(payload)
+            return self._unpack(payload)
         if tag == "null":
             return None
         if not isinstance(payload, (bytes, bytearray, memoryview)):

@@ -71,6 +71,9 @@ PACK_OPTIONS = (
 )
 
 
+UNPACK_OPTIONS = ormsgpack.OPT_NON_STR_KEYS
+
+
 def pack(value: Any) -> bytes:
     """msgpack bytes of any value, with extension types for what msgpack does not know."""
     return ormsgpack.packb(value, default=encode_ext, option=PACK_OPTIONS)
@@ -242,12 +245,12 @@ class ExtDecoder:
 
     def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
         self.allowlist, self.inspect = allowlist, inspect
+        self._ext_hook = self.decode  # bound once, not on every unpack
 
     def unpack(self, payload: bytes) -> Any:
         """Decode msgpack bytes; any failure becomes an InvalidCheckpointError (or subclass)."""
         try:
-            return ormsgpack.unpackb(payload, ext_hook=self.decode,
-                                     option=ormsgpack.OPT_NON_STR_KEYS)
+            return ormsgpack.unpackb(payload, ext_hook=self._ext_hook, option=UNPACK_OPTIONS)
         except Exception:  # noqa: BLE001 - any failure is re-decoded below to find its cause
             # ormsgpack replaces the hook's error with a bare "ext_hook failed": only on failure,
             # decode again with a decoder that records the error, to raise the real one (keeping
