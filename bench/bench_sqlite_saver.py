@@ -9,6 +9,7 @@ are medians of several rounds after ``gc.collect(); gc.freeze()``. Run:
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -20,8 +21,10 @@ import time
 
 # op@flags: nosync = no fsync per commit (what remains is CPU); lgserde = LangGraph's serializer in
 # both savers, so only the saver code differs
+# aput, aput_writes, aget_tuple: the same on each library's AsyncSqliteSaver (aiosqlite)
 OPS = ("put", "put_writes", "put@nosync", "put_writes@nosync", "put@nosync@lgserde",
-       "put_writes@nosync@lgserde", "get_tuple", "get_tuple@lgserde", "storage")
+       "put_writes@nosync@lgserde", "get_tuple", "get_tuple@lgserde", "aput", "aput_writes",
+       "aput@nosync", "aput_writes@nosync", "aget_tuple", "storage")
 SAVERS = {"ours": "lgcheckpoint.checkpoint.sqlite", "langgraph": "langgraph.checkpoint.sqlite"}
 
 
@@ -38,6 +41,8 @@ SMALL = {"messages": [f"message {i} " * 8 for i in range(10)], "count": 7, "flag
 
 def run_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict:
     """Time one verb of one saver; returns ops/s per round (or bytes for storage)."""
+    if op.startswith("a"):
+        return asyncio.run(run_async_worker(saver_name, op, n, rounds, path))
     module = __import__(SAVERS[saver_name], fromlist=["SqliteSaver"])
     with module.SqliteSaver.from_conn_string(path) as saver:
         saver.setup()
@@ -75,6 +80,42 @@ def run_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict
             else:
                 for c in saved:
                     assert saver.get_tuple(c) is not None
+            rates.append(n / (time.perf_counter() - start))
+        return {"rates": rates}
+
+
+async def run_async_worker(saver_name: str, op: str, n: int, rounds: int, path: str) -> dict:
+    """run_worker's timed verbs on AsyncSqliteSaver (the same data, the same rounds)."""
+    module = __import__(SAVERS[saver_name] + ".aio", fromlist=["AsyncSqliteSaver"])
+    async with module.AsyncSqliteSaver.from_conn_string(path) as saver:
+        await saver.setup()
+        op, *flags = op.split("@")
+        if "nosync" in flags:
+            await saver.conn.execute("PRAGMA synchronous=OFF")
+        cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        saved = []
+        for i in range(n):
+            cfg = await saver.aput(cfg, checkpoint(i, SMALL), {"source": "loop", "step": i}, {})
+            saved.append(cfg)
+        for c in saved:
+            await saver.aput_writes(c, [("messages", "hi"), ("count", 1), ("branch:to:b", None)],
+                                    "task-0")
+        gc.collect()
+        gc.freeze()
+        rates = []
+        for r in range(rounds):
+            start = time.perf_counter()
+            if op == "aput":
+                base = n * (r + 1)
+                for i in range(n):
+                    metadata = {"source": "loop", "step": i}
+                    cfg = await saver.aput(cfg, checkpoint(base + i, SMALL), metadata, {})
+            elif op == "aput_writes":
+                for c in saved:
+                    await saver.aput_writes(c, [("messages", "hi"), ("count", 2)], f"task-{r + 1}")
+            else:
+                for c in saved:
+                    assert await saver.aget_tuple(c) is not None
             rates.append(n / (time.perf_counter() - start))
         return {"rates": rates}
 
