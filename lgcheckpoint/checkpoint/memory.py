@@ -168,12 +168,13 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         if checkpoint_id is None:
             raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
                                      "pass the config that put() returned")
-        rows = {(task_id, WRITES_IDX_MAP.get(channel, idx)):
-                StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path)
-                for idx, (channel, value) in enumerate(writes)}
+        dumps, rows = self.serde.dumps_typed, []
+        for idx, (channel, value) in enumerate(writes):  # all serialized before any is stored
+            row = tuple.__new__(StoredWrite, (task_id, channel, dumps(value), task_path))  # cheap
+            rows.append(((task_id, WRITES_IDX_MAP.get(channel, idx)), row))
         with self._lock:
             saved = self.writes[(thread_id, ns, checkpoint_id)]
-            for key, row in rows.items():
+            for key, row in rows:
                 if key[1] < 0 or key not in saved:  # regular writes: the first one wins
                     saved[key] = row
 

@@ -263,6 +263,8 @@ def _where(row: Sequence[Any]) -> str:
 
 
 # --- writing ---------------------------------------------------------------------------------
+# json.dumps(..., ensure_ascii=False) builds a new encoder on every call; the same text from one
+METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 INSERT_CHECKPOINT = f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _INSERT_WRITES = f"INSERT OR {{}} INTO writes ({_KEY}, {_WRITE_REST}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 REPLACE_WRITES, KEEP_WRITES = _INSERT_WRITES.format("REPLACE"), _INSERT_WRITES.format("IGNORE")
@@ -275,7 +277,7 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
     type_, blob = serde.dumps_typed(checkpoint)
     merged = get_checkpoint_metadata(config, metadata)
     try:
-        meta = json.dumps(merged, ensure_ascii=False).encode("utf-8", "ignore")
+        meta = METADATA_JSON.encode(merged).encode("utf-8", "ignore")
     except (TypeError, ValueError) as exc:
         raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
                         f"list, dict): {exc}; nothing was written") from exc
