@@ -1,4 +1,4 @@
-"""Benchmark: InMemorySaver put / get_tuple on a 2,000-checkpoint thread, ours vs LangGraph's.
+"""Benchmark: InMemorySaver put, put_writes, get_tuple on a 2,000-checkpoint thread vs LangGraph.
 
     python bench/bench_memory_saver.py [--checkpoints 2000] [--repeats 5]
 
@@ -52,9 +52,11 @@ def workload(n: int) -> list[tuple[dict, dict]]:
 
 
 def run_once(impl: str, serde: str, n: int) -> dict[str, float]:
-    """Ops per second for put, get_tuple(latest) and get_tuple(by id) on one fresh saver."""
+    """Ops per second for put, put_writes, get_tuple(latest) and get_tuple(by id) on one fresh
+    saver (each checkpoint gets one task's two writes, which get_tuple then loads)."""
     saver, steps = make_saver(impl, serde), workload(n)
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    saved = []
     latest = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     clock = time.thread_time
     gc.collect()
@@ -62,7 +64,12 @@ def run_once(impl: str, serde: str, n: int) -> dict[str, float]:
     started = clock()
     for cp, new_versions in steps:
         config = saver.put(config, cp, {"source": "loop", "step": 0, "parents": {}}, new_versions)
+        saved.append(config)
     put = n / (clock() - started)
+    started = clock()
+    for step, cfg in enumerate(saved):
+        saver.put_writes(cfg, [("ch0", {"messages": ["w"], "step": step}), ("ch1", step)], "task")
+    put_writes = n / (clock() - started)
     started = clock()
     for _ in range(n):
         saver.get_tuple(latest)
@@ -74,7 +81,8 @@ def run_once(impl: str, serde: str, n: int) -> dict[str, float]:
         saver.get_tuple(cfg)
     get_by_id = n / (clock() - started)
     gc.unfreeze()
-    return {"put": put, "get_tuple latest": get_latest, "get_tuple by id": get_by_id}
+    return {"put": put, "put_writes": put_writes, "get_tuple latest": get_latest,
+            "get_tuple by id": get_by_id}
 
 
 def child(impl: str, serde: str, n: int, repeats: int) -> None:

@@ -1,7 +1,7 @@
 """InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/, postgres/.
 
     storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, ...)
-    writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(...)
+    writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = (task_id, channel, ...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
 A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the
@@ -47,13 +47,10 @@ class StoredCheckpoint(NamedTuple):
     parent_id: str | None  # the checkpoint this one was made from, in the same namespace
 
 
-class StoredWrite(NamedTuple):
-    """One value a task wrote to one channel, saved before its step ended."""
-
-    task_id: str
-    channel: str
-    value: Typed
-    task_path: str  # orders the writes of one step the way the loop applied them
+# One value a task wrote to one channel, saved before its step ended: (task_id, channel, value,
+# task_path), task_path ordering the writes of one step the way the loop applied them. A plain
+# tuple, unlike StoredCheckpoint: a step stores many, and a NamedTuple costs ~0.2 µs more each.
+StoredWrite = tuple[str, str, Typed, str]
 
 
 Address = tuple[str, str]  # (thread_id, checkpoint_ns)
@@ -93,8 +90,8 @@ def locate(config: RunnableConfig) -> tuple[str, str, str | None]:
 
 def apply_order(item: tuple[tuple[str, int], StoredWrite]) -> tuple[str, str, int]:
     """Sort key of a stored write: (task_path, task_id, idx), the order the loop applies them."""
-    (task_id, idx), write = item
-    return write.task_path, task_id, idx
+    (task_id, idx), (_, _, _, task_path) = item
+    return task_path, task_id, idx
 
 
 def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
@@ -170,7 +167,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
                                      "pass the config that put() returned")
         dumps, rows = self.serde.dumps_typed, []
         for idx, (channel, value) in enumerate(writes):  # all serialized before any is stored
-            row = tuple.__new__(StoredWrite, (task_id, channel, dumps(value), task_path))  # cheap
+            row: StoredWrite = (task_id, channel, dumps(value), task_path)
             rows.append(((task_id, WRITES_IDX_MAP.get(channel, idx)), row))
         with self._lock:
             saved = self.writes[(thread_id, ns, checkpoint_id)]
@@ -248,8 +245,8 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         checkpoint = loads(saved.checkpoint)
         checkpoint["channel_values"] = self._load_blobs(thread_id, ns, checkpoint["channel_versions"])
         writes = self.writes.get((thread_id, ns, checkpoint_id))
-        pending = [(w.task_id, w.channel, loads(w.value))
-                   for _, w in sorted(writes.items(), key=apply_order)] if writes else []
+        pending = [(task_id, channel, loads(value)) for _, (task_id, channel, value, _) in
+                   sorted(writes.items(), key=apply_order)] if writes else []
         return CheckpointTuple(
             config or as_config(thread_id, ns, checkpoint_id),
             checkpoint,
