@@ -242,7 +242,7 @@ def _write_and_prune_at_once():
         w.join()
     assert not errors
     for thread_id, namespaces in saver.storage.items():
-        for ns, checkpoints in namespaces.items():
+        for checkpoints in namespaces.values():
             assert checkpoints.latest == max(checkpoints)  # the O(1) 'latest' index
             assert saver.get_tuple({"configurable": {"thread_id": thread_id}}).checkpoint["id"] \
                 == max(checkpoints)

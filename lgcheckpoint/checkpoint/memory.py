@@ -1,6 +1,6 @@
 """InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/, postgres/.
 
-    storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, ...)
+    storage[thread_id][checkpoint_ns][checkpoint_id] = (checkpoint, metadata, parent_id)
     writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = (task_id, channel, ...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from lgcheckpoint.checkpoint.base import (
     StringVersions,
@@ -39,17 +39,16 @@ EMPTY: Typed = ("empty", b"")  # a channel that has a version but no value (e.g.
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
-class StoredCheckpoint(NamedTuple):
-    """One saved checkpoint; channel_values are not inside, they are in ``blobs``."""
+# The two records are plain tuples, unpacked by name where they are read: a NamedTuple costs
+# ~0.2 µs more to build, and the garbage collector keeps scanning it (a plain tuple of strings
+# and bytes it soon stops tracking) -- both add up over thousands of steps.
 
-    checkpoint: Typed
-    metadata: Typed
-    parent_id: str | None  # the checkpoint this one was made from, in the same namespace
-
+# One saved checkpoint: (checkpoint, metadata, parent_id); channel_values are not inside the
+# checkpoint, they are in ``blobs``; parent_id is the checkpoint it was made from (same namespace).
+StoredCheckpoint = tuple[Typed, Typed, "str | None"]
 
 # One value a task wrote to one channel, saved before its step ended: (task_id, channel, value,
-# task_path), task_path ordering the writes of one step the way the loop applied them. A plain
-# tuple, unlike StoredCheckpoint: a step stores many, and a NamedTuple costs ~0.2 µs more each.
+# task_path); task_path orders the writes of one step the way the loop applied them.
 StoredWrite = tuple[str, str, Typed, str]
 
 
@@ -141,15 +140,13 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         for channel, version in new_versions.items():  # channels not in new_versions: unchanged
             blobs[(thread_id, ns, channel, version)] = (
                 dumps(values[channel]) if channel in values else EMPTY)
-        # tuple.__new__ skips the NamedTuple's Python-level __new__: ~0.3 µs of every put
-        record = tuple.__new__(StoredCheckpoint, (
-            dumps(saved), dumps(get_checkpoint_metadata(config, metadata)), parent_id))
+        record: StoredCheckpoint = (
+            dumps(saved), dumps(get_checkpoint_metadata(config, metadata)), parent_id)
         with self._lock:
             self.blobs.update(blobs)
             checkpoints = self.storage[thread_id][ns]
             checkpoints[checkpoint_id] = record
-            if checkpoint_id > checkpoints.latest:  # after the record: a reader never misses it
-                checkpoints.latest = checkpoint_id
+            checkpoints.latest = max(checkpoints.latest, checkpoint_id)  # after: readers find it
         return {"configurable": {
             "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
@@ -204,7 +201,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
             saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
             if saved is None:  # deleted while we were iterating
                 continue
-            metadata = self.serde.loads_typed(saved.metadata)
+            metadata = self.serde.loads_typed(saved[1])
             if not metadata_matches(metadata, filter):
                 continue
             if limit is not None:
@@ -241,17 +238,19 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata | None = None,
     ) -> CheckpointTuple:
         """Rebuild a CheckpointTuple: values from blobs, writes in the loop's apply order."""
+        stored_checkpoint, stored_metadata, parent_id = saved
         loads = self.serde.loads_typed
-        checkpoint = loads(saved.checkpoint)
-        checkpoint["channel_values"] = self._load_blobs(thread_id, ns, checkpoint["channel_versions"])
+        checkpoint = loads(stored_checkpoint)
+        versions = checkpoint["channel_versions"]
+        checkpoint["channel_values"] = self._load_blobs(thread_id, ns, versions)
         writes = self.writes.get((thread_id, ns, checkpoint_id))
         pending = [(task_id, channel, loads(value)) for _, (task_id, channel, value, _) in
                    sorted(writes.items(), key=apply_order)] if writes else []
         return CheckpointTuple(
             config or as_config(thread_id, ns, checkpoint_id),
             checkpoint,
-            metadata if metadata is not None else loads(saved.metadata),
-            as_config(thread_id, ns, saved.parent_id) if saved.parent_id else None,
+            metadata if metadata is not None else loads(stored_metadata),
+            as_config(thread_id, ns, parent_id) if parent_id else None,
             pending,
         )
 
@@ -284,8 +283,8 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         with self._lock:
             for thread_id, namespaces in list(self.storage.items()):
                 for ns, checkpoints in list(namespaces.items()):
-                    doomed = [cid for cid, saved in checkpoints.items()
-                              if self.serde.loads_typed(saved.metadata).get("run_id") in runs]
+                    doomed = [cid for cid, (_, metadata, _) in checkpoints.items()
+                              if self.serde.loads_typed(metadata).get("run_id") in runs]
                     self._drop(thread_id, ns, doomed)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -293,12 +292,12 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         with self._lock:
             for ns, checkpoints in list(self.storage.get(source_thread_id, {}).items()):
                 target = self.storage[target_thread_id][ns]
-                for checkpoint_id, saved in checkpoints.items():
-                    metadata = self.serde.loads_typed(saved.metadata)
+                for checkpoint_id, (stored, stored_metadata, parent_id) in checkpoints.items():
+                    metadata = self.serde.loads_typed(stored_metadata)
                     if "thread_id" in metadata:  # the copy belongs to its new thread
                         metadata["thread_id"] = target_thread_id
-                        saved = saved._replace(metadata=self.serde.dumps_typed(metadata))
-                    target[checkpoint_id] = saved
+                        stored_metadata = self.serde.dumps_typed(metadata)
+                    target[checkpoint_id] = (stored, stored_metadata, parent_id)
                 target.forget_latest()
             for (thread_id, ns, checkpoint_id), writes in list(self.writes.items()):
                 if thread_id == source_thread_id:
@@ -335,8 +334,8 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         calls = set()
         for ns, checkpoints in namespaces.items():
             if ":" in ns:
-                head = checkpoints[checkpoints.latest]
-                root = self.serde.loads_typed(head.metadata).get("parents", {}).get("")
+                _, head_metadata, _ = checkpoints[checkpoints.latest]
+                root = self.serde.loads_typed(head_metadata).get("parents", {}).get("")
                 if root in roots and root != roots.latest:
                     calls.add(ns)
         return calls
@@ -356,10 +355,10 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
                 del self.storage[thread_id]
         # a survivor whose parent is gone becomes a root, as LangGraph's Postgres prune does
         used = set()
-        for checkpoint_id, saved in checkpoints.items():
-            if saved.parent_id is not None and saved.parent_id not in checkpoints:
-                checkpoints[checkpoint_id] = saved._replace(parent_id=None)
-            versions = self.serde.loads_typed(saved.checkpoint)["channel_versions"]
+        for checkpoint_id, (stored, stored_metadata, parent_id) in list(checkpoints.items()):
+            if parent_id is not None and parent_id not in checkpoints:
+                checkpoints[checkpoint_id] = (stored, stored_metadata, None)
+            versions = self.serde.loads_typed(stored)["channel_versions"]
             used.update((thread_id, ns, channel, version) for channel, version in versions.items())
         for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in used]:
             del self.blobs[key]

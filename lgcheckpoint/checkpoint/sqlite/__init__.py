@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
+from types import TracebackType
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import (
@@ -188,7 +189,8 @@ class Locked:
             self.__exit__(type(exc), exc, exc.__traceback__)
             raise
 
-    def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.saver.lock.release()
         if isinstance(exc, (sqlite3.Error, ValueError)) and (better := sql.explain(exc)):
             raise better from exc

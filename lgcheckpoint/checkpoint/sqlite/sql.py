@@ -266,7 +266,8 @@ def _where(row: Sequence[Any]) -> str:
 # json.dumps(..., ensure_ascii=False) builds a new encoder on every call; the same text from one
 METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 INSERT_CHECKPOINT = f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_INSERT_WRITES = f"INSERT OR {{}} INTO writes ({_KEY}, {_WRITE_REST}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_WRITES = (f"INSERT OR {{}} INTO writes ({_KEY}, {_WRITE_REST}) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 REPLACE_WRITES, KEEP_WRITES = _INSERT_WRITES.format("REPLACE"), _INSERT_WRITES.format("IGNORE")
 
 
