@@ -146,7 +146,8 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
             self.blobs.update(blobs)
             checkpoints = self.storage[thread_id][ns]
             checkpoints[checkpoint_id] = record
-            checkpoints.latest = max(checkpoints.latest, checkpoint_id)  # after: readers find it
+            if checkpoint_id > checkpoints.latest:  # noqa: PLR1730 - max() costs a call a put
+                checkpoints.latest = checkpoint_id  # set after the record: readers always find it
         return {"configurable": {
             "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
