@@ -46,7 +46,6 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         self.is_setup = False  # set True to skip creating tables (e.g. on a read-only file)
         self.has_task_path = True  # False only on a read-only file from before LangGraph stored it
         self.lock = threading.Lock()  # one statement sequence at a time on the shared connection
-        self._locked = Locked(self)  # ``with self._locked:`` holds the lock
 
     @classmethod
     @contextmanager
@@ -74,7 +73,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)
-        with self._locked:
+        with Locked(self):
             cursor = self.conn.cursor()  # one cursor for both reads: a new one per read costs more
             row = cursor.execute(query.sql, query.params).fetchone()
             if row is None:
@@ -95,7 +94,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         """Checkpoints newest first; the lock is held per page, never while the caller works."""
         pager = sql.ListPager(config, filter, before, limit)
         while (query := pager.next_query()) is not None:
-            with self._locked:
+            with Locked(self):
                 rows = self._fetch(query)
                 writes = [self._fetch(sql.select_writes(row, self.has_task_path))
                           for row in rows]
@@ -158,9 +157,10 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
 
     def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
-        with self._locked:
-            if self.conn.isolation_level is None:  # autocommit connection: open it ourselves
-                self.conn.execute("BEGIN IMMEDIATE")
+        with Locked(self):
+            if self.conn.isolation_level is None or self.conn.in_transaction:
+                self.conn.execute("BEGIN IMMEDIATE")  # autocommit connection (or a caller's open
+                # transaction, which this refuses rather than commit or roll back)
             # otherwise sqlite3 opens it before the first statement, which writes: SQLite takes the
             # write lock right then (waiting if busy), as BEGIN IMMEDIATE would, one call cheaper
             try:
@@ -173,9 +173,10 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
 
 
 class Locked:
-    """Holds a saver's lock (tables set up first); driver errors come out in plain words.
+    """``with Locked(saver):`` holds its lock (tables set up first); driver errors in plain words.
 
     A class rather than @contextmanager: every verb enters it, and a generator costs ~1.5 µs more.
+    Made per use, not kept on the saver: a with_allowlist() clone must set up itself.
     """
 
     def __init__(self, saver: SqliteSaver) -> None:

@@ -162,8 +162,9 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     async def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
         async with self._locked():
-            if self.conn.isolation_level is None:  # autocommit connection: open it ourselves
-                await self.conn.execute("BEGIN IMMEDIATE")
+            if self.conn.isolation_level is None or self.conn.in_transaction:
+                await self.conn.execute("BEGIN IMMEDIATE")  # autocommit connection (or a caller's
+                # open transaction, which this refuses rather than commit or roll back)
             # otherwise sqlite3 opens it before the first statement, which writes: SQLite takes
             # the write lock right then (waiting if busy), one round trip to the driver fewer
             try:
