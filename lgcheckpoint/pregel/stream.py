@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
-from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, RETURN
+from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
 from lgcheckpoint.pregel.algo import read_state
 from lgcheckpoint.types import PregelTask
 
@@ -100,15 +100,8 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
 
 def subgraph_task_states(tasks: list, config: dict) -> dict:
     """For tasks that run a subgraph, the config that addresses the child's checkpoints."""
-    parent_ns = config[CONF].get("checkpoint_ns", "")
-    states = {}
-    for task in tasks:
-        if task.node.inner_graph is not None:
-            ns = f"{task.name}{NS_END}{task.id}"
-            states[task.id] = {CONF: {"thread_id": config[CONF]["thread_id"],
-                                      "checkpoint_ns": f"{parent_ns}{NS_SEP}{ns}" if parent_ns
-                                      else ns}}
-    return states
+    return {task.id: {CONF: {"thread_id": config[CONF]["thread_id"], "checkpoint_ns": task.ns}}
+            for task in tasks if task.node.inner_graph is not None}
 
 
 def checkpoint_payload(loop: Any) -> dict:
