@@ -132,9 +132,10 @@ class Node:
             raise ParentCommand(parent)
         return [w for cmd in commands for w in branch_writes(goto_targets(cmd.goto))]
 
-    def static_writes(self) -> list[Write]:
-        """Edges and joins: written every time the node finishes."""
-        return [(chan, None) for chan in self.edges] + [(chan, self.name) for chan in self.joins]
+    def result_writes(self, result: Any) -> list[Write]:
+        """Every write but conditional edges: updates, gotos, then edges and joins (always)."""
+        static = [(chan, None) for chan in self.edges] + [(chan, self.name) for chan in self.joins]
+        return [*self.update_writes(result), *self.control_writes(result), *static]
 
 
 def goto_targets(goto: Any) -> list[str | Send]:

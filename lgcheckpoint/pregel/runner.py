@@ -76,13 +76,10 @@ async def acall_node(task: Task) -> Any:
 
 def collect_writes(task: Task, result: Any, graph: Any) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
-    node = task.node
-    task.writes.extend(node.update_writes(result))
-    task.writes.extend(node.control_writes(result))
-    task.writes.extend(node.static_writes())
+    task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
     return [(b, call_user(task, b.path, branch_input(b, task.local_read(b.reads), task.input),
-                          b.wants_config)) for b in node.branches]
+                          b.wants_config)) for b in task.node.branches]
 
 
 def branch_input(branch: Any, state: dict, node_input: Any) -> Any:

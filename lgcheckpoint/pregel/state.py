@@ -177,9 +177,7 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
     tid = task_id or next((t.id for t in next_tasks.values() if t.name == as_node), None) or str(
         uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
     writes = task.writes
-    writes.extend(node.update_writes(values))
-    writes.extend(node.control_writes(values))
-    writes.extend(node.static_writes())
+    writes.extend(node.result_writes(values))
     for branch in node.branches:
         state = branch_input(branch, local_read(channels, writes, branch.reads), values)
         writes.extend(branch_writes(branch.destinations(branch.path(state))))
