@@ -252,17 +252,13 @@ class PregelLoop:
         """Record how a task ended: its writes, its interrupt, or its error."""
         self.running.discard(task.id)
         if isinstance(error, GraphInterrupt):
-            if error.interrupts:
-                writes = [(INTERRUPT, error.interrupts)]
-                writes += [w for w in task.writes if w[0] == RESUME]
-                self.put_writes(task.id, writes)
-        elif isinstance(error, ParentCommand):
-            pass
-        elif error is not None:
-            task.writes.append((ERROR, error))
-            self.put_writes(task.id, task.writes)
-        else:
-            if all(c in CONTROL_WRITES for c, _ in task.writes):
+            if error.interrupts:  # kept with the answers given so far
+                self.put_writes(task.id, [(INTERRUPT, error.interrupts),
+                                          *(w for w in task.writes if w[0] == RESUME)])
+        elif not isinstance(error, ParentCommand):  # a ParentCommand is the parent's to apply
+            if error is not None:
+                task.writes.append((ERROR, error))
+            elif all(c in CONTROL_WRITES for c, _ in task.writes):
                 task.writes.append((NO_WRITES, None))
             self.put_writes(task.id, task.writes)
 
