@@ -203,8 +203,8 @@ class Pregel:
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
         """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
         shared = run.config[CONF].get("__lg_saves")
-        if isinstance(shared, kind) and shared.saver is run.saver and getattr(
-                shared, "loop", None) in (None, running_loop()):
+        if isinstance(shared, kind) and shared.saver is run.saver and (
+                kind is SyncSaves or shared.loop is asyncio.get_running_loop()):
             return shared, False
         run.config[CONF]["__lg_saves"] = saves = kind(run.saver, run.durability)
         return saves, True
@@ -356,13 +356,6 @@ def subgraph_config(task: Any) -> dict:
                                  parent_ns: conf["__lg_checkpoint_id"]},
                  __lg_parent_null_resume=conf.get("__lg_null_resume"))
     return {**task.config, CONF: child}
-
-
-def running_loop() -> Any:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
