@@ -57,10 +57,6 @@ class Command(Generic[N]):
         parts = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if v)
         return f"Command({parts})"
 
-    def update_as_tuples(self) -> list[tuple[str, Any]]:
-        """The update as (channel, value) pairs, whatever shape the user gave."""
-        return update_as_tuples(self.update)
-
 
 def update_as_tuples(update: Any) -> list[tuple[str, Any]]:
     """Turn a dict, list of pairs, dataclass or pydantic object into (key, value) writes."""

@@ -28,7 +28,7 @@ from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
 )
 from lgcheckpoint.pregel.node import goto_targets
-from lgcheckpoint.types import Command, Send
+from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
@@ -200,7 +200,7 @@ class PregelLoop:
                   for t in goto_targets(cmd.goto)]
         if cmd.resume is not None and not resume_map:
             writes.append((RESUME, cmd.resume))
-        writes.extend(cmd.update_as_tuples())
+        writes.extend(update_as_tuples(cmd.update))
         if not writes and not resume_map:
             raise EmptyInputError("Received empty Command input")
         if forks:

@@ -107,7 +107,7 @@ class Node:
         for item in items:
             if isinstance(item, Command):
                 if item.graph != Command.PARENT:
-                    writes.extend(item.update_as_tuples())
+                    writes.extend(update_as_tuples(item.update))
             elif isinstance(item, dict):
                 writes.extend(item.items())
             elif isinstance(item, (str, bytes, int, float, list, tuple, set)) or not hasattr(
