@@ -95,9 +95,6 @@ class EphemeralValue(Channel):
 def _empty_value_of(typ: Any) -> Any:
     """A reducer channel starts from the type's empty value (list() for list, ...)."""
     typ = get_origin(typ) or typ
-    if hasattr(typ, "__metadata__"):  # Annotated without origin resolution
-        typ = typ.__origin__
-    typ = get_origin(typ) or typ
     typ = {collections.abc.Sequence: list, collections.abc.MutableSequence: list,
            collections.abc.Set: set, collections.abc.MutableSet: set,
            collections.abc.Mapping: dict, collections.abc.MutableMapping: dict}.get(typ, typ)
