@@ -49,12 +49,9 @@ def schema_channels(schema: Any) -> dict[str, Channel]:
 def channel_for(name: str, typ: Any) -> Channel:
     """Annotated[T, reducer] folds writes with the reducer; anything else keeps the last value."""
     for meta in reversed(getattr(typ, "__metadata__", ())):
-        if isinstance(meta, Channel):
-            chan = meta.from_checkpoint(meta.checkpoint())  # a fresh copy per graph
-            chan.key = name
-            return chan
-        if isinstance(meta, type) and issubclass(meta, Channel):
-            chan = meta(typ.__origin__)
+        if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
+            # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
+            chan = meta.copy() if isinstance(meta, Channel) else meta(typ.__origin__)
             chan.key = name
             return chan
     meta = getattr(typ, "__metadata__", ())
