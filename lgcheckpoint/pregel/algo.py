@@ -17,8 +17,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED, RESUME,
-    RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED,
+    RESUME, RETURN, TASKS,
 )
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
@@ -74,10 +74,10 @@ class Task:
 class InputWrites(NamedTuple):
     """Writes that no node made (input, update_state, Command(update=...))."""
 
-    path: tuple
-    name: str
     writes: Sequence[Write]
-    triggers: Sequence[str]
+    path: tuple = ()
+    name: str = INPUT
+    triggers: Sequence[str] = ()
 
 
 def null_version(checkpoint: Checkpoint) -> Any:

@@ -15,7 +15,7 @@ from lgcheckpoint.checkpoint.base import (
     empty_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NULL_TASK_ID,
+    BRANCH_TO, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NULL_TASK_ID,
     RESUME, START, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -150,7 +150,7 @@ class PregelLoop:
         if is_command:
             carried = self.apply_command(self.input, forks)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
-            updated = self.apply([InputWrites((), INPUT, null_writes, [])])
+            updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
                 self.loaded_updated |= updated
         self.share_null_resume()
@@ -166,8 +166,7 @@ class PregelLoop:
         elif input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = self.next_tasks(self.loaded_updated)
-            self.updated_channels = self.apply(
-                [*discarded.values(), InputWrites((), INPUT, input_writes, [])])
+            self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
         elif "__lg_resuming" not in conf:
             raise EmptyInputError(

@@ -106,7 +106,7 @@ def apply_null_writes(graph: Any, checkpoint: dict, channels: dict, pending: lis
                       version: Any) -> None:
     """Writes no task made (Command(update=...), resume values) land first."""
     if null_writes := [(c, v) for t, c, v in pending if t == NULL_TASK_ID]:
-        apply_writes(checkpoint, channels, [InputWrites((), INPUT, null_writes, [])], version,
+        apply_writes(checkpoint, channels, [InputWrites(null_writes)], version,
                      graph.trigger_to_nodes)
 
 
@@ -161,8 +161,8 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
     if as_node == INPUT:
         if values is None:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
-        apply_writes(checkpoint, channels, [InputWrites((), INPUT, [(START, values)], [])],
-                     version, graph.trigger_to_nodes)
+        apply_writes(checkpoint, channels, [InputWrites([(START, values)])], version,
+                     graph.trigger_to_nodes)
         return publish("input", step + 1 if saved and saved.metadata.get("step") is not None
                        else -1)
     if as_node is None:
@@ -173,7 +173,7 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
         raise InvalidUpdateError(
             f"Node {as_node} does not exist: as_node must be one of {sorted(graph.nodes)}")
     node = graph.nodes[as_node]
-    task = InputWrites((INTERRUPT, 0), as_node, [], [INTERRUPT])
+    task = InputWrites([], path=(INTERRUPT, 0), name=as_node, triggers=[INTERRUPT])
     tid = task_id or next((t.id for t in next_tasks.values() if t.name == as_node), None) or str(
         uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
     writes = task.writes
