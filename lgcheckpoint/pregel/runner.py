@@ -105,6 +105,8 @@ def check_sends(task: Task, known_nodes: Any) -> None:
 
 def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     """Seconds to wait before the next attempt; re-raises if no policy retries this error."""
+    if isinstance(exc, (GraphInterrupt, ParentCommand)):  # control flow, not a failure
+        raise exc
     for policy in task.node.retry_policy:
         on = policy.retry_on
         wanted = on(exc) if callable(on) and not isinstance(on, type) else isinstance(
@@ -140,8 +142,6 @@ def run_task(task: Task, graph: Any) -> None:
             except ParentCommand as exc:  # a Command(graph=PARENT), from this node or a subgraph
                 routes = collect_writes(task, command_for(task, exc), graph)
             return add_branch_writes(task, routes, graph)
-        except (GraphInterrupt, ParentCommand):
-            raise
         except Exception as exc:
             time.sleep(retry_delay(task, exc, attempts))
         finally:
@@ -160,8 +160,6 @@ async def arun_task(task: Task, graph: Any) -> None:
                 routes = collect_writes(task, command_for(task, exc), graph)
             routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
             return add_branch_writes(task, routes, graph)
-        except (GraphInterrupt, ParentCommand):
-            raise
         except Exception as exc:
             await asyncio.sleep(retry_delay(task, exc, attempts))
         finally:
