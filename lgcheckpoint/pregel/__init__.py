@@ -256,13 +256,6 @@ class Pregel:
                           superseded=superseded)
         return loop
 
-    def run_as_node(self, task: Any, value: Any) -> Any:
-        """Run this graph as a node of a parent graph, checkpointing under the task's namespace."""
-        return self.invoke(value, subgraph_config(task))
-
-    async def arun_as_node(self, task: Any, value: Any) -> Any:
-        return await self.ainvoke(value, subgraph_config(task))
-
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
         try:
             return loop.finish(error)

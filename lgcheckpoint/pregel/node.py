@@ -87,6 +87,8 @@ class Node:
     @property
     def inner_graph(self) -> Any:
         """The graph this node runs: its subgraph, or one its function calls (found in closure)."""
+        from lgcheckpoint.pregel import Pregel
+
         if self.subgraph is not None or self.func is None:
             return self.subgraph
         fn = self.func
@@ -95,7 +97,7 @@ class Node:
             return None
         cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
         names = [fn.__globals__.get(n) for n in code.co_names]
-        return next((v for v in [*cells, *names] if hasattr(v, "run_as_node")), None)
+        return next((v for v in [*cells, *names] if isinstance(v, Pregel)), None)
 
     def update_writes(self, result: Any) -> list[Write]:
         """State updates in a node's return value: dict, Command, state object, or None."""

@@ -54,8 +54,8 @@ def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
 
 def call_node(task: Task) -> Any:
     node = task.node
-    if node.subgraph is not None:
-        return node.subgraph.run_as_node(task, task.input)
+    if node.subgraph is not None:  # run inside this task, it checkpoints under the task's namespace
+        return node.subgraph.invoke(task.input)
     if node.func is None:  # START forwards the input
         return task.input
     if node.is_async:
@@ -66,7 +66,7 @@ def call_node(task: Task) -> Any:
 async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
-        return await node.subgraph.arun_as_node(task, task.input)
+        return await node.subgraph.ainvoke(task.input)
     if node.func is None:
         return task.input
     if not node.is_async:  # sync nodes run in a worker thread, keeping the task context
