@@ -16,7 +16,7 @@ from lgcheckpoint.errors import GraphRecursionError
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step
+from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step, task_config
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.types import StateSnapshot, current_task
 
@@ -339,14 +339,11 @@ class Pregel:
 
 def subgraph_config(task: Any) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
-    conf = task.config[CONF]
-    parent_ns = conf.get("checkpoint_ns", "")
+    conf = task_config(task)[CONF]  # where the task runs, as its node sees it
     child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", "__lg_writer")}
     calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
         task.scratchpad.subgraph_counter + 1)
-    child.update(checkpoint_ns=f"{task.ns}|{calls}" if calls else task.ns, __lg_task_id=task.id,
-                 checkpoint_map={**conf.get("checkpoint_map", {}),
-                                 parent_ns: conf["__lg_checkpoint_id"]},
+    child.update(checkpoint_ns=f"{task.ns}|{calls}" if calls else task.ns,
                  __lg_parent_null_resume=conf.get("__lg_null_resume"))
     return {**task.config, CONF: child}
 
