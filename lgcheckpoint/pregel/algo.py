@@ -115,12 +115,12 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
     tasks: list[Task] = []
     parent_ns = config[CONF].get("checkpoint_ns", "")
     null = null_version(checkpoint)
-    # PUSH tasks: one per Send packet waiting in __pregel_tasks
+    # PUSH tasks: one per Send packet waiting in __pregel_tasks ("False": not a call, LangGraph says)
     if channels[TASKS].is_available():
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
                 tasks.append(make_task(checkpoint, pending_writes, nodes[packet.node], packet.arg,
-                                       (PUSH, idx), (PUSH,), config, step, parent_ns,
+                                       (PUSH, idx, False), (PUSH,), config, step, parent_ns,
                                        channels, (PUSH, str(idx))))
     # PULL tasks: only nodes subscribed to a channel that changed can have become ready
     if updated_channels and trigger_to_nodes:
@@ -152,8 +152,6 @@ def make_task(checkpoint: Checkpoint, pending_writes: list[PendingWrite], node: 
     ns = f"{parent_ns}{NS_SEP}{node.name}" if parent_ns else node.name
     tid = task_id(checkpoint["id"], ns, str(step), node.name, *id_parts)
     task_ns = f"{ns}{NS_END}{tid}"
-    if path[0] == PUSH:
-        path = (*path, False)  # LangGraph marks Send tasks "not a call"
     scratchpad = make_scratchpad(pending_writes, tid, task_ns, config)
     task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns)
     task.local_read = lambda select: local_read(channels, task.writes, select)
