@@ -277,26 +277,18 @@ class Pregel:
     # --- state outside a run ------------------------------------------------------------------
     def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's latest state (or the checkpoint config names), with what runs next."""
-        saver = state.state_saver(self, config)
-        if found := state.subgraph_for(self, config, saver):
-            return found[0].get_state(found[1], subgraphs=subgraphs)
-        config = state.thread_config(config)
-        return state.snapshot(self, config, saver.get_tuple(config), saver, recurse=subgraphs,
+        graph, config, saver = state.locate(self, config)
+        return state.snapshot(graph, config, saver.get_tuple(config), saver, recurse=subgraphs,
                               live="checkpoint_id" not in config[CONF])
 
     def get_state_history(self, config: dict, *, filter: dict | None = None,
                           before: dict | None = None, limit: int | None = None
                           ) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
-        saver = state.state_saver(self, config)
-        if found := state.subgraph_for(self, config, saver):
-            yield from found[0].get_state_history(found[1], filter=filter, before=before,
-                                                  limit=limit)
-            return
-        config = state.thread_config(config)
+        graph, config, saver = state.locate(self, config)
         config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
         for saved in list(saver.list(config, filter=filter, before=before, limit=limit)):
-            yield state.snapshot(self, saved.config, saved, saver)
+            yield state.snapshot(graph, saved.config, saved, saver)
 
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:

@@ -38,24 +38,20 @@ def state_saver(graph: Any, config: dict) -> Any:
     return saver
 
 
-def subgraph_for(graph: Any, config: dict, saver: Any) -> tuple[Any, dict] | None:
-    """A config whose checkpoint_ns points inside a subgraph is answered by that subgraph."""
+def locate(graph: Any, config: dict) -> tuple[Any, dict, Any]:
+    """Who answers this config: the (sub)graph its checkpoint_ns names, the config, the saver."""
+    saver = state_saver(graph, config)
     conf = config[CONF]
     ns = conf.get("checkpoint_ns", "")
-    if not ns or "__lg_checkpointer" in conf:
-        return None
-    for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit()):
-        node = graph.nodes.get(name)
-        if node is None or node.inner_graph is None:
-            raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
-        graph = node.inner_graph
-    return graph, {**config, CONF: {**conf, "__lg_checkpointer": saver}}
-
-
-def thread_config(config: dict) -> dict:
-    conf = {**config.get(CONF, {})}
-    conf["thread_id"] = str(conf["thread_id"])
-    return {**config, CONF: conf}
+    if ns and "__lg_checkpointer" not in conf:
+        for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit()):
+            node = graph.nodes.get(name)
+            if node is None or node.inner_graph is None:
+                raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
+            graph = node.inner_graph
+        conf = {**conf, "__lg_checkpointer": saver}
+        saver = state_saver(graph, {CONF: conf})  # a subgraph with its own saver keeps it
+    return graph, {**config, CONF: {**conf, "thread_id": str(conf["thread_id"])}}, saver
 
 
 def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any,
@@ -126,11 +122,7 @@ def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
 def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
                  task_id: str | None = None) -> dict:
     """Apply `values` as if `as_node` returned them; returns the new checkpoint's config."""
-    saver = state_saver(graph, config)
-    if found := subgraph_for(graph, config, saver):
-        sub, sub_config = found
-        return sub.update_state(sub_config, values, as_node, task_id)
-    config = thread_config(config)
+    graph, config, saver = locate(graph, config)
     conf = {"checkpoint_ns": "", **config[CONF]}
     config = {**config, CONF: conf}
     saved = saver.get_tuple(config)
