@@ -132,17 +132,17 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
             "from get_state_history(config), or leave checkpoint_id out to edit the latest")
     checkpoint, channels, pending, next_tasks = restore(graph, saved)
     previous_versions = dict(checkpoint["channel_versions"])
-    step = saved.metadata.get("step", -1) if saved else -1
+    metadata = saved.metadata if saved else {}
+    step = metadata.get("step", -1)
     checkpoint_config = {**config, CONF: {**conf, **saved.config[CONF]}} if saved else config
-    parents = saved.metadata.get("parents", {}) if saved else {}
     version = saver.get_next_version
 
     def publish(source: str, new_step: int, id_step: int | None = None) -> dict:
         new = create_checkpoint(checkpoint, channels, new_step if id_step is None else id_step)
-        put = saver.put(checkpoint_config, new, {"source": source, "step": new_step,
-                                                 "parents": parents},
+        new_metadata = {"source": source, "step": new_step, "parents": metadata.get("parents", {})}
+        put = saver.put(checkpoint_config, new, new_metadata,
                         new_channel_versions(previous_versions, new["channel_versions"]))
-        return out.with_checkpoint_map(put, saved.metadata if saved else None)
+        return out.with_checkpoint_map(put, metadata)
 
     if values is None and as_node == END:
         # finish the step as if every pending task had completed with its saved writes
@@ -155,8 +155,7 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
         apply_writes(checkpoint, channels, [InputWrites([(START, values)])], version,
                      graph.trigger_to_nodes)
-        return publish("input", step + 1 if saved and saved.metadata.get("step") is not None
-                       else -1)
+        return publish("input", -1 if metadata.get("step") is None else step + 1)
     if as_node is None:
         as_node = infer_as_node(graph, checkpoint["versions_seen"])
         if as_node is None:
@@ -165,14 +164,13 @@ def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
         raise InvalidUpdateError(
             f"Node {as_node} does not exist: as_node must be one of {sorted(graph.nodes)}")
     node = graph.nodes[as_node]
-    task = InputWrites([], path=(INTERRUPT, 0), name=as_node, triggers=[INTERRUPT])
     tid = task_id or next((t.id for t in next_tasks.values() if t.name == as_node), None) or str(
         uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
-    writes = task.writes
-    writes.extend(node.result_writes(values))
+    writes = node.result_writes(values)
     for branch in node.branches:
         state = branch_input(branch, local_read(channels, writes, branch.reads), values)
         writes.extend(branch_writes(branch.destinations(branch.path(state))))
+    task = InputWrites(writes, path=(INTERRUPT, 0), name=as_node, triggers=[INTERRUPT])
     apply_writes(checkpoint, channels, [task], version, graph.trigger_to_nodes)  # may refuse
     if saved is not None and writes and not superseded(saver, config, saved):
         # the update is also kept as the writes of that task on the checkpoint it edits
