@@ -285,9 +285,8 @@ class PregelLoop:
     # --- durability --------------------------------------------------------------------------
     def save_writes(self, task_id: str, writes: list) -> None:
         """Queue put_writes against the checkpoint the task ran from (or hold the last ones)."""
-        config = {**self.checkpoint_config, CONF: {
-            **self.checkpoint_config[CONF], "checkpoint_ns": self.config[CONF].get(
-                "checkpoint_ns", ""), "checkpoint_id": self.checkpoint["id"]}}
+        config = {**self.checkpoint_config,
+                  CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
         call = PutWrites(config, list(writes), task_id, task_path_str(task.path) if task else "")
         self.release_writes()  # anything held goes first: the queue keeps the order of calls
@@ -315,23 +314,20 @@ class PregelLoop:
             self.checkpoint, self.channels if publish else None, self.step,
             id=self.checkpoint["id"] if exiting else None, updated_channels=self.updated_channels)
         if publish:
-            conf = self.checkpoint_config[CONF]
-            self.prev_checkpoint_config = self.checkpoint_config if conf.get(
-                "checkpoint_id") else None
-            conf = {**conf, "checkpoint_ns": self.config[CONF].get("checkpoint_ns", "")}
+            config = self.checkpoint_config  # the checkpoint this one follows (none at first)
+            self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
             versions = dict(self.checkpoint["channel_versions"])
             new_versions = new_channel_versions(self.previous_versions, versions)
             self.previous_versions = versions
             # a copy: the next step mutates self.checkpoint while the saver may still be writing
-            put = ({**self.checkpoint_config, CONF: conf}, copy_checkpoint(self.checkpoint),
-                   dict(self.metadata), new_versions)
+            put = (config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
             if self.held_writes is not None:  # write first, publish last, in one transaction
                 self.saves.submit("put_writes_and_checkpoint", self.held_writes, *put)
                 self.held_writes = None
             else:
                 self.saves.submit("put", *put)
-            self.checkpoint_config = {**self.checkpoint_config,
-                                      CONF: {**conf, "checkpoint_id": self.checkpoint["id"]}}
+            self.checkpoint_config = {
+                **config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         if not exiting:
             self.step += 1
 
