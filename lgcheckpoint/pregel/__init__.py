@@ -249,10 +249,7 @@ class Pregel:
             conf["__lg_stream"], conf["__lg_stream_modes"] = to_caller, run.modes
         if "custom" in modes:
             conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
-        loop = PregelLoop(self, input, run.config, saved=saved, saver=run.saver, saves=saves,
-                          durability=run.durability, emit=emit, modes=modes,
-                          interrupt_before=run.interrupt_before,
-                          interrupt_after=run.interrupt_after, output_keys=run.output_keys,
+        loop = PregelLoop(self, input, run, saved=saved, saves=saves, emit=emit, modes=modes,
                           superseded=superseded)
         return loop
 

@@ -31,7 +31,7 @@ from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
-    from lgcheckpoint.pregel import Pregel
+    from lgcheckpoint.pregel import Pregel, Run
 
 Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
 
@@ -39,28 +39,26 @@ Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
 class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
-    def __init__(self, graph: Pregel, input: Any, config: dict, *, saved: CheckpointTuple | None,
-                 saver: Any, saves: Any, durability: str, emit: Emit, modes: set[str],
-                 interrupt_before: Any, interrupt_after: Any, output_keys: list[str],
-                 superseded: bool = False) -> None:
-        self.graph, self.input, self.config, self.saver = graph, input, config, saver
+    def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
+                 saves: Any, emit: Emit, modes: set[str], superseded: bool = False) -> None:
+        self.graph, self.input, self.config, self.saver = graph, input, run.config, run.saver
         self.saves = saves  # the ordered background queue of saver calls (runner.py)
-        self.durability, self.emit_fn = durability, emit
+        self.durability, self.emit_fn = run.durability, emit
         self.modes = modes  # stream modes someone listens to: only those payloads are built
-        self.interrupt_before, self.interrupt_after = interrupt_before, interrupt_after
+        self.interrupt_before, self.interrupt_after = run.interrupt_before, run.interrupt_after
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
-        self.output_keys = output_keys  # what values chunks and the final output show
-        conf = config[CONF]
+        self.output_keys = run.output_keys  # what values chunks and the final output show
+        conf = run.config[CONF]
         self.is_nested = "__lg_task_id" in conf  # running as a node of a parent graph
         ns = conf.get("checkpoint_ns", "")
         self.namespace = tuple(ns.split("|")) if ns else ()
         self.status, self.output, self.tasks = "pending", None, {}
-        self.get_next_version = saver.get_next_version if saver else (
+        self.get_next_version = run.saver.get_next_version if run.saver else (
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
         # the step's last task's put_writes waits for the step's put, to share its commit
-        self.joins_writes = durability != "exit" and getattr(saves, "joins_writes", False)
+        self.joins_writes = run.durability != "exit" and getattr(saves, "joins_writes", False)
         self.held_writes: PutWrites | None = None
         self.load(saved)
 
