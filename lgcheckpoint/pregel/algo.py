@@ -20,6 +20,7 @@ from lgcheckpoint.constants import (
     CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED,
     RESUME, RETURN, TASKS,
 )
+from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
 
@@ -80,13 +81,6 @@ class InputWrites(NamedTuple):
     triggers: Sequence[str] = ()
 
 
-def null_version(checkpoint: Checkpoint) -> Any:
-    """The 'never seen' version, of the same type the saver uses (0, 0.0 or '')."""
-    for version in checkpoint["channel_versions"].values():
-        return type(version)()
-    return None
-
-
 def should_run(node: Node, channels: Mapping[str, Channel], checkpoint: Checkpoint,
                null: Any) -> bool:
     """A node runs if a trigger channel is newer than the version the node last saw."""
@@ -114,7 +108,7 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
     tasks: list[Task] = []
     parent_ns = config[CONF].get("checkpoint_ns", "")
-    null = null_version(checkpoint)
+    null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks ("False": not a call, LangGraph says)
     if channels[TASKS].is_available():
         for idx, packet in enumerate(channels[TASKS].get()):
@@ -247,7 +241,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
 
 def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
     """Stop at a breakpoint if a listed node is about to run and anything changed since the last stop."""
-    null = null_version(checkpoint)
+    null = null_version(checkpoint["channel_versions"])
     seen = checkpoint["versions_seen"].get(INTERRUPT, {})
     changed = any(v > seen.get(c, null) for c, v in checkpoint["channel_versions"].items())
     return changed and any(

@@ -50,5 +50,10 @@ def new_channel_versions(previous: ChannelVersions, current: ChannelVersions) ->
     """Channels whose version moved since the last stored checkpoint (what a saver must write)."""
     if not previous:
         return current
-    null: Any = type(next(iter(current.values()), 0))()
+    null = null_version(current)
     return {k: v for k, v in current.items() if v > previous.get(k, null)}
+
+
+def null_version(versions: ChannelVersions) -> Any:
+    """The 'never seen' version, of the type the saver uses (0, 0.0 or ''); None if no versions."""
+    return type(next(iter(versions.values())))() if versions else None
