@@ -86,12 +86,9 @@ def should_run(node: Node, channels: Mapping[str, Channel], checkpoint: Checkpoi
     """A node runs if a trigger channel is newer than the version the node last saw."""
     versions = checkpoint["channel_versions"]
     seen = checkpoint["versions_seen"].get(node.name)
-    for chan in node.triggers:
-        if channels[chan].is_available() and (
-            seen is None or versions.get(chan, null) > seen.get(chan, null)
-        ):
-            return True
-    return False
+    return any(channels[chan].is_available()
+               and (seen is None or versions.get(chan, null) > seen.get(chan, null))
+               for chan in node.triggers)
 
 
 def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> Any:
