@@ -171,16 +171,12 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
                select: Sequence[str]) -> dict[str, Any]:
     """State for a conditional edge: the step's state plus this task's own writes."""
-    mine: dict[str, list] = defaultdict(list)
-    for chan, value in writes:
-        if chan in select:
-            mine[chan].append(value)
     values = {}
     for key in select:
         chan = channels[key]
-        if key in mine:
-            chan = chan.copy()
-            chan.update(mine[key])
+        if mine := [value for c, value in writes if c == key]:
+            chan = chan.copy()  # the step's channel stays as it is
+            chan.update(mine)
         if chan.is_available():
             values[key] = chan.get()
     return values
