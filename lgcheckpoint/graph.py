@@ -226,7 +226,7 @@ class StateGraph:
     def validate(self, interrupt: Sequence[str] = ()) -> None:
         """Refuse graphs that cannot run, naming the culprit."""
         sources = {s for s, _ in self.edges} | {s for ss, _ in self.waiting_edges for s in ss}
-        sources |= set(self.branches) | {n for n, spec in self.nodes.items() if spec.ends}
+        sources |= set(self.branches)
         for source in sources:
             if source not in self.nodes and source != START:
                 raise ValueError(f"Found edge starting at unknown node '{source}'")
@@ -234,14 +234,13 @@ class StateGraph:
             raise ValueError("Graph must have an entrypoint: add at least one edge from START "
                              "to another node (add_edge(START, 'first_node'))")
         targets = {t for _, t in self.edges} | {t for _, t in self.waiting_edges}
+        targets |= {t for spec in self.nodes.values() for t in spec.ends}  # Command destinations
         for start, branches in self.branches.items():
             for cond, branch in branches.items():
                 for end in (branch.path_map or {}).values():
                     if end not in self.nodes and end != END:
                         raise ValueError(
                             f"At '{start}' node, '{cond}' branch found unknown target '{end}'")
-        for spec in self.nodes.values():
-            targets |= set(spec.ends)
         for target in targets:
             if target not in self.nodes and target != END:
                 raise ValueError(f"Found edge ending at unknown node `{target}`")
