@@ -264,11 +264,10 @@ class StateGraph:
             trigger = BRANCH_TO.format(key)
             channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
                 EphemeralValue(guard=False, key=trigger))
-            is_graph = isinstance(spec.func, Pregel)
+            subgraph = spec.func if isinstance(spec.func, Pregel) else None
             nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
                               every_key, mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
-                              ends=spec.ends, subgraph=spec.func if is_graph else None,
-                              defer=spec.defer)
+                              ends=spec.ends, subgraph=subgraph)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

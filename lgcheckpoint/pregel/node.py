@@ -75,7 +75,6 @@ class Node:
     ends: tuple[str, ...] = ()  # where a returned Command may go (for get_graph)
     subgraph: Any = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
-    defer: bool = False
 
     def __post_init__(self) -> None:
         fn = self.func
