@@ -144,9 +144,7 @@ class PregelLoop:
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         forks = resuming and time_travel and (
             self.metadata.get("source") not in ("update", "fork") or self.superseded)
-        carried: list = []
-        if is_command:
-            carried = self.apply_command(self.input, forks)
+        carried = self.apply_command(self.input, forks) if is_command else []
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
