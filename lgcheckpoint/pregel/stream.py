@@ -5,7 +5,6 @@ Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: preg
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,7 +18,7 @@ def updates_payload(keys: list[str], task: Any, writes: list, cached: bool = Fal
     mine = [(c, v) for c, v in writes if c in keys]
     if not mine:
         value: Any = None
-    elif any(n > 1 for n in Counter(c for c, _ in mine).values()):
+    elif len({c for c, _ in mine}) < len(mine):  # a key written twice
         value = [{c: v} for c, v in mine]
     else:
         value = dict(mine)
