@@ -52,7 +52,7 @@ class PregelLoop:
         self.is_nested = "__lg_task_id" in conf  # running as a node of a parent graph
         ns = conf.get("checkpoint_ns", "")
         self.namespace = tuple(ns.split("|")) if ns else ()
-        self.status, self.output, self.tasks = "pending", None, {}
+        self.status, self.tasks = "pending", {}
         self.get_next_version = run.saver.get_next_version if run.saver else (
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
@@ -346,10 +346,7 @@ class PregelLoop:
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
-            self.output = self.read_output()
             return True
-        if error is None:
-            self.output = self.read_output()
         return False
 
     # --- output ------------------------------------------------------------------------------
