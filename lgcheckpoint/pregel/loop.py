@@ -86,13 +86,9 @@ class PregelLoop:
 
     def tick(self) -> bool:
         """Prepare the next step's tasks; stop at the recursion limit or a breakpoint."""
-        if self.step > self.stop:
-            self.status = "out_of_steps"
-            self.prepare_tasks()
-            return False
         self.prepare_tasks()
-        if not self.tasks:
-            self.status = "done"
+        if self.step > self.stop or not self.tasks:
+            self.status = "out_of_steps" if self.step > self.stop else "done"
             return False
         # tasks that finished before a crash or interrupt get their saved writes back
         if not self.replaying and self.pending_writes:
