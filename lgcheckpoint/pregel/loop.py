@@ -196,8 +196,7 @@ class PregelLoop:
             raise EmptyInputError("Received empty Command input")
         if forks:
             return [(NULL_TASK_ID, c, v) for c, v in writes]
-        if writes:
-            self.put_writes(NULL_TASK_ID, writes)
+        self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
         return []
 
     def map_input(self, value: Any) -> list:
