@@ -106,7 +106,7 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
     tasks: list[Task] = []
     parent_ns = config[CONF].get("checkpoint_ns", "")
     null = null_version(checkpoint["channel_versions"])
-    # PUSH tasks: one per Send packet waiting in __pregel_tasks ("False": not a call, LangGraph says)
+    # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
     if channels[TASKS].is_available():
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
@@ -117,13 +117,11 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
     if updated_channels and trigger_to_nodes:
         candidates: Iterable[str] = sorted(
             {n for c in updated_channels for n in trigger_to_nodes.get(c, ())})
-    elif not checkpoint["channel_versions"]:
-        candidates = ()
     else:
         candidates = nodes
     for name in candidates:
         node = nodes[name]
-        if null is None or not should_run(node, channels, checkpoint, null):
+        if null is None or not should_run(node, channels, checkpoint, null):  # None: no versions
             continue
         triggers = tuple(sorted(node.triggers))
         value = read_state(channels, node.reads)
