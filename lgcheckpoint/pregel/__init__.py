@@ -192,9 +192,8 @@ class Pregel:
         conf["__lg_durability"] = durability
         conf["__lg_checkpointer"] = saver  # subgraphs compiled without one inherit it
         modes = [stream_mode or "updates"] if not isinstance(stream_mode, (list, tuple)) else stream_mode
-        for mode in modes:
-            if mode not in STREAM_MODES:
-                raise ValueError(f"Unknown stream_mode {mode!r}: use one of {STREAM_MODES}")
+        if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
+            raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
         return Run(config, saver, modes, stream_mode, subgraphs, durability, deque(),
                    self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
@@ -352,8 +351,7 @@ def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
         elif mode == "values":
             latest = payload
     if interrupts:
-        return {**latest, "__interrupt__": interrupts} if isinstance(latest, dict) else {
-            "__interrupt__": interrupts}
+        return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
     return latest
 
 
