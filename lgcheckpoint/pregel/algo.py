@@ -207,26 +207,27 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
             if chan in channels and chan not in SKIPPED_WRITES:
                 by_channel[chan].append(value)
     updated: set[str] = set()
-    for chan, values in by_channel.items():
-        if channels[chan].update(values) and next_version is not None:
+
+    def changed(chan: str) -> None:
+        """The channel takes the step's version; holding a value, it may trigger nodes."""
+        if next_version is not None:
             versions[chan] = next_version
             if channels[chan].is_available():
                 updated.add(chan)
+
+    for chan, values in by_channel.items():
+        if channels[chan].update(values):
+            changed(chan)
     # a new step began: channels that were not written get to forget (ephemeral values)
     if bump_step:
         for chan, channel in channels.items():
-            if chan not in updated and channel.is_available() and channel.update([]) \
-                    and next_version is not None:
-                versions[chan] = next_version
-                if channel.is_available():
-                    updated.add(chan)
+            if chan not in updated and channel.is_available() and channel.update([]):
+                changed(chan)
     # nothing left to trigger: this may be the last step, so release deferred channels
     if bump_step and updated.isdisjoint(trigger_to_nodes):
         for chan, channel in channels.items():
-            if channel.finish() and next_version is not None:
-                versions[chan] = next_version
-                if channel.is_available():
-                    updated.add(chan)
+            if channel.finish():
+                changed(chan)
     return updated
 
 
