@@ -196,7 +196,7 @@ def interrupt(value: Any) -> Any:
         task.writes.append((RESUME, pad.resume[: idx + 1]))
         return pad.resume[idx]
     # answered just now by Command(resume=value)
-    answer = pad.take_null_resume()
+    answer = pad.null_resume.pop() if pad.null_resume else None  # one answer, first asker
     if answer is not None:
         pad.resume.append(answer)
         task.writes.append((RESUME, list(pad.resume)))

@@ -51,9 +51,6 @@ class Scratchpad:
         self.interrupt_counter = 0
         self.subgraph_counter = 0  # the n-th graph this task invokes checkpoints under "ns|n"
 
-    def take_null_resume(self) -> Any:
-        return self.null_resume.pop() if self.null_resume else None
-
 
 @dataclass(slots=True, eq=False)
 class Task:
