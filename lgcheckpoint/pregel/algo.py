@@ -148,7 +148,6 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
                     config: dict) -> Scratchpad:
     """Collect the answers this task's interrupts already have (by task id or interrupt id)."""
     conf = config[CONF]
-    shared = conf.get("__lg_null_resume")  # [value] until one interrupt takes it
     resume: list = []
     for owner, chan, value in pending_writes:
         if owner == tid and chan == RESUME:
@@ -160,7 +159,7 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
             resume.append(resume_map[next_id])
         elif (first := interrupt_id(task_ns, 0)) in resume_map:  # ids before LangGraph 1.1
             resume.append(resume_map[first])
-    return Scratchpad(task_ns, resume, shared)
+    return Scratchpad(task_ns, resume, conf.get("__lg_null_resume"))  # shared by all tasks
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
