@@ -153,8 +153,7 @@ class StateGraph:
             self._add_schema(input_schema)
         policies = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy or ())
-        ends = tuple(destinations or ()) or (
-            () if isinstance(action, Pregel) else literal_targets(action, True) or ())
+        ends = tuple(destinations or ()) or literal_targets(action, True) or ()
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
                                     defer, ends)
         return self
