@@ -77,11 +77,10 @@ class Node:
     hidden: bool = False  # START: not streamed, never an interrupt target
 
     def __post_init__(self) -> None:
-        fn = self.func
-        self.wants_config = fn is not None and self.subgraph is None and accepts(fn, "config")
-        self.wants_writer = fn is not None and self.subgraph is None and accepts(fn, "writer")
-        self.is_async = fn is not None and any(
-            inspect.iscoroutinefunction(f) for f in (fn, getattr(fn, "__call__", None)))
+        fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
+        self.wants_config = accepts(fn, "config")
+        self.wants_writer = accepts(fn, "writer")
+        self.is_async = any(inspect.iscoroutinefunction(f) for f in (fn, getattr(fn, "__call__", None)))
 
     @property
     def inner_graph(self) -> Any:
