@@ -85,9 +85,8 @@ def annotated_keys(cls: type) -> tuple[str, ...]:
 
 def object_updates(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
     """Writes from a returned state object; a None field counts only if set on purpose."""
-    model_fields = getattr(type(obj), "model_fields", None)
     kept = getattr(obj, "model_fields_set", None)
-    defaults = {k: f.default for k, f in (model_fields or {}).items()}
+    defaults = {k: f.default for k, f in (getattr(type(obj), "model_fields", None) or {}).items()}
     missing = object()
     out = []
     for k in keys:

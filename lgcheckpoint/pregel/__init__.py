@@ -176,8 +176,7 @@ class Pregel:
         if conf.get("checkpoint_ns") and "__lg_task_id" not in conf:
             # a root run always runs the root graph, even given a subgraph's config
             conf.update(checkpoint_ns="", checkpoint_id=None)
-        saver = self.checkpointer if self.checkpointer is not None else conf.get(
-            "__lg_checkpointer")
+        saver = conf.get("__lg_checkpointer") if self.checkpointer is None else self.checkpointer
         if saver is False or saver is True:
             saver = None
         if saver is not None:
