@@ -54,7 +54,7 @@ def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
 
 def call_node(task: Task) -> Any:
     node = task.node
-    if node.subgraph is not None:  # run inside this task, it checkpoints under the task's namespace
+    if node.subgraph is not None:  # invoked within this task, so it runs as the task's child
         return node.subgraph.invoke(task.input)
     if node.func is None:  # START forwards the input
         return task.input
