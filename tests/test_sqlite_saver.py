@@ -213,17 +213,23 @@ def test_opens_a_file_from_before_task_path(sqlite_path):
         assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)]
 
 
-def test_a_clone_made_before_setup_sets_itself_up(sqlite_path):
-    """with_allowlist (run by compile) copies the saver before its first verb: on a read-only
-    file from before task_path, the copy's own setup must find that the column is missing."""
+def file_from_before_task_path(sqlite_path) -> dict:
+    """A file with one checkpoint and one write, its writes table as an old LangGraph left it."""
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         (saved,) = put_chain(saver, n=1)
-    with closing(sqlite3.connect(sqlite_path)) as conn:  # writes as an old LangGraph left it
+    with closing(sqlite3.connect(sqlite_path)) as conn:
         conn.execute("DROP TABLE writes")
         conn.execute(OLD_WRITES_TABLE)
         conn.execute("INSERT INTO writes VALUES ('t', '', ?, 'task', 0, 'n', 'msgpack', X'01')",
                      (saved["configurable"]["checkpoint_id"],))
         conn.commit()
+    return saved
+
+
+def test_a_clone_made_before_setup_sets_itself_up(sqlite_path):
+    """with_allowlist (run by compile) copies the saver before its first verb: on a read-only
+    file from before task_path, the copy's own setup must find that the column is missing."""
+    saved = file_from_before_task_path(sqlite_path)
     read_only = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, check_same_thread=False)
     with closing(read_only):
         clone = SqliteSaver(read_only).with_allowlist([("my.module", "MyType")])
@@ -231,14 +237,7 @@ def test_a_clone_made_before_setup_sets_itself_up(sqlite_path):
 
 
 async def test_reads_a_read_only_file_from_before_task_path(sqlite_path):
-    with SqliteSaver.from_conn_string(sqlite_path) as saver:
-        (saved,) = put_chain(saver, n=1)
-    with closing(sqlite3.connect(sqlite_path)) as conn:  # writes as an old LangGraph left it
-        conn.execute("DROP TABLE writes")
-        conn.execute(OLD_WRITES_TABLE)
-        conn.execute("INSERT INTO writes VALUES ('t', '', ?, 'task', 0, 'n', 'msgpack', X'01')",
-                     (saved["configurable"]["checkpoint_id"],))
-        conn.commit()
+    saved = file_from_before_task_path(sqlite_path)
     read_only = f"file:{sqlite_path}?mode=ro"
     saver = SqliteSaver(sqlite3.connect(read_only, uri=True, check_same_thread=False))
     assert saver.get_tuple(saved).pending_writes == [("task", "n", 1)] and not saver.has_task_path
