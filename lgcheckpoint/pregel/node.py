@@ -80,7 +80,8 @@ class Node:
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
         self.wants_config = accepts(fn, "config")
         self.wants_writer = accepts(fn, "writer")
-        self.is_async = any(inspect.iscoroutinefunction(f) for f in (fn, getattr(fn, "__call__", None)))
+        self.is_async = any(inspect.iscoroutinefunction(f)
+                            for f in (fn, getattr(fn, "__call__", None)))
 
     @property
     def inner_graph(self) -> Any:
