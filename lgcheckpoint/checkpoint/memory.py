@@ -151,8 +151,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
                 checkpoints.latest = checkpoint_id  # set after the record: readers always find it
         finally:
             self._lock.release()
-        return {"configurable": {
-            "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+        return as_config(thread_id, ns, checkpoint_id)
 
     def put_writes(
         self,
@@ -266,7 +265,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         values, blobs, loads = {}, self.blobs, self.serde.loads_typed
         for channel, version in versions.items():
             blob = blobs.get((thread_id, ns, channel, version))
-            if blob is not None and blob[0] != "empty":  # EMPTY: a version without a value
+            if blob is not None and blob[0] != EMPTY[0]:  # a version without a value
                 values[channel] = loads(blob)
         return values
 

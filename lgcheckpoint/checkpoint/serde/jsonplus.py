@@ -16,8 +16,6 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterable, Literal
 
-import ormsgpack
-
 from lgcheckpoint.checkpoint.serde.allowlist import (
     Allowlist,
     TypeName,
@@ -26,7 +24,7 @@ from lgcheckpoint.checkpoint.serde.allowlist import (
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
 from lgcheckpoint.checkpoint.serde.legacy_json import loads_legacy_json
-from lgcheckpoint.checkpoint.serde.msgpack_ext import PACK_OPTIONS, ExtDecoder, encode_ext
+from lgcheckpoint.checkpoint.serde.msgpack_ext import ExtDecoder, pack
 from lgcheckpoint.checkpoint.serde.types import Opaque
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
@@ -78,8 +76,8 @@ class JsonPlusSerializer(SerializerProtocol):
             return "null", b""
         if isinstance(obj, (bytes, bytearray)):  # one check on the common path, not two
             return ("bytes" if isinstance(obj, bytes) else "bytearray"), obj
-        try:  # msgpack_ext.pack, inlined: this runs for every value of every put
-            return "msgpack", ormsgpack.packb(obj, default=encode_ext, option=PACK_OPTIONS)
+        try:
+            return "msgpack", pack(obj)
         except TypeError as exc:  # ormsgpack's encode error (also ints beyond 64 bits)
             if self.pickle_fallback:
                 return "pickle", pickle.dumps(obj)

@@ -158,11 +158,11 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
         with Locked(self):
+            # sqlite3 opens a transaction before our first statement, which writes, so SQLite takes
+            # the write lock right then (waiting if busy); explicitly only on an autocommit
+            # connection, or to refuse a caller's open transaction rather than commit it
             if self.conn.isolation_level is None or self.conn.in_transaction:
-                self.conn.execute("BEGIN IMMEDIATE")  # autocommit connection (or a caller's open
-                # transaction, which this refuses rather than commit or roll back)
-            # otherwise sqlite3 opens it before the first statement, which writes: SQLite takes the
-            # write lock right then (waiting if busy), as BEGIN IMMEDIATE would, one call cheaper
+                self.conn.execute("BEGIN IMMEDIATE")
             try:
                 for q in queries:
                     (self.conn.executemany if q.many else self.conn.execute)(q.sql, q.params)

@@ -162,11 +162,9 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     async def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
         async with self._locked():
+            # as in SqliteSaver._write: BEGIN IMMEDIATE only on autocommit or an open transaction
             if self.conn.isolation_level is None or self.conn.in_transaction:
-                await self.conn.execute("BEGIN IMMEDIATE")  # autocommit connection (or a caller's
-                # open transaction, which this refuses rather than commit or roll back)
-            # otherwise sqlite3 opens it before the first statement, which writes: SQLite takes
-            # the write lock right then (waiting if busy), one round trip to the driver fewer
+                await self.conn.execute("BEGIN IMMEDIATE")
             try:
                 for q in queries:
                     await (self.conn.executemany if q.many else self.conn.execute)(q.sql, q.params)

@@ -282,11 +282,10 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
     except (TypeError, ValueError) as exc:
         raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
                         f"list, dict): {exc}; nothing was written") from exc
-    configurable, checkpoint_id = config["configurable"], checkpoint["id"]
-    query = Query(INSERT_CHECKPOINT, (thread_id, ns, checkpoint_id,
-                                      configurable.get("checkpoint_id"), type_, blob, meta))
-    saved = {"configurable": {"thread_id": configurable["thread_id"], "checkpoint_ns": ns,
-                              "checkpoint_id": checkpoint_id}}
+    query = Query(INSERT_CHECKPOINT, (thread_id, ns, checkpoint["id"], get_checkpoint_id(config),
+                                      type_, blob, meta))
+    saved = {"configurable": {"thread_id": config["configurable"]["thread_id"],
+                              "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
     return query, saved
 
 
@@ -294,13 +293,13 @@ def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], tas
                   task_path: str, serde: SerializerProtocol) -> Query:
     """One task's writes; special channels (errors, interrupts...) replace, others never do."""
     thread_id, ns = address(config)
-    if (checkpoint_id := config["configurable"].get("checkpoint_id")) is None:
+    if (checkpoint_id := get_checkpoint_id(config)) is None:
         raise ValueError("put_writes needs the checkpoint_id the task ran from in "
                          "config['configurable']")
     key, dumps = (thread_id, ns, str(checkpoint_id), task_id, task_path), serde.dumps_typed
     rows = [(*key, WRITES_IDX_MAP.get(channel, idx), channel, *dumps(value))
             for idx, (channel, value) in enumerate(writes)]
-    special = all(row[5] < 0 for row in rows)  # only special channels (negative idx): replace
+    special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
     return Query(REPLACE_WRITES if special else KEEP_WRITES, rows, many=True)
 
 
