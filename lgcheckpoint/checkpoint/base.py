@@ -195,9 +195,17 @@ class BaseCheckpointSaver(Generic[V]):
         """Save one task's writes against the checkpoint it ran from."""
         raise NotImplementedError(f"{type(self).__name__} must implement put_writes")
 
-    # Optional, for savers with transactions: put_writes_and_checkpoint(PutWrites, config,
-    # checkpoint, metadata, new_versions) saves the writes, then the checkpoint, in ONE commit.
-    # The loop uses it for a step's last task when a saver has it (sqlite/, postgres/).
+    def put_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """A step's last writes, then its checkpoint; savers with transactions make it one commit."""
+        self.put_writes(*task)
+        return self.put(config, checkpoint, metadata, new_versions)
 
     # --- housekeeping ----------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
@@ -255,6 +263,17 @@ class BaseCheckpointSaver(Generic[V]):
         task_path: str = "",
     ) -> None:
         await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def aput_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        await self.aput_writes(*task)
+        return await self.aput(config, checkpoint, metadata, new_versions)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await asyncio.to_thread(self.delete_thread, thread_id)

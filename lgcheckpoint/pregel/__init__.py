@@ -11,12 +11,16 @@ from collections import deque, namedtuple
 from typing import Any, AsyncIterator, Iterator, NamedTuple
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
-from lgcheckpoint.constants import CONF, END, START
+from lgcheckpoint.constants import (
+    CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
+    ROOT_STREAM_MODES, TASK_ID, WRITER,
+)
 from lgcheckpoint.errors import GraphRecursionError
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step, task_config
+from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
+from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.types import StateSnapshot, current_task
 
@@ -96,7 +100,7 @@ class Pregel:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
-        saves, own = self._saves(run, SyncSaves)
+        saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
         error: BaseException | None = None
@@ -105,8 +109,7 @@ class Pregel:
                 yield from run.drain()
                 run_step(tasks, loop.commit, self, pool)
                 yield from run.drain()
-                if run.durability == "sync" or saves.error is not None:
-                    saves.flush()  # a failed save stops the run at the next step
+                saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
             saves.close() if own else saves.flush()
@@ -130,7 +133,7 @@ class Pregel:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
-        saves, _own = self._saves(run, AsyncSaves)  # nothing to shut down: flush is close
+        saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         error: BaseException | None = None
         try:
@@ -140,8 +143,7 @@ class Pregel:
                 await arun_step(tasks, loop.commit, self)
                 for chunk in run.drain():
                     yield chunk
-                if run.durability == "sync" or saves.error is not None:
-                    await saves.flush()
+                await saves.end_of_step()
         except GeneratorExit:
             self._finish(loop, None)
             await saves.flush()
@@ -159,7 +161,7 @@ class Pregel:
                  output_keys: Any) -> Run:
         """Validate the config and pick the saver, modes and durability of one run."""
         if (parent := current_task.get(None)) is not None and not (config or {}).get(
-                CONF, {}).get("__lg_task_id"):
+                CONF, {}).get(TASK_ID):
             # graph.invoke() inside a node: a subgraph of the running task
             sub = subgraph_config(parent)
             config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
@@ -173,10 +175,10 @@ class Pregel:
         if config["recursion_limit"] < 1:
             raise ValueError("recursion_limit must be at least 1")
         config["metadata"] = {**config.get("metadata", {})}
-        if conf.get("checkpoint_ns") and "__lg_task_id" not in conf:
+        if conf.get("checkpoint_ns") and TASK_ID not in conf:
             # a root run always runs the root graph, even given a subgraph's config
             conf.update(checkpoint_ns="", checkpoint_id=None)
-        saver = conf.get("__lg_checkpointer") if self.checkpointer is None else self.checkpointer
+        saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
         if saver is False or saver is True:
             saver = None
         if saver is not None:
@@ -187,9 +189,9 @@ class Pregel:
             conf["thread_id"] = str(conf["thread_id"])
         if durability not in (None, "sync", "async", "exit"):
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
-        durability = durability or conf.get("__lg_durability") or "async"
-        conf["__lg_durability"] = durability
-        conf["__lg_checkpointer"] = saver  # subgraphs compiled without one inherit it
+        durability = durability or conf.get(DURABILITY) or "async"
+        conf[DURABILITY] = durability
+        conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
         modes = [stream_mode or "updates"] if not isinstance(stream_mode, (list, tuple)) else stream_mode
         if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
             raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
@@ -200,11 +202,11 @@ class Pregel:
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
         """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
-        shared = run.config[CONF].get("__lg_saves")
+        shared = run.config[CONF].get(SAVES)
         if isinstance(shared, kind) and shared.saver is run.saver and (
-                kind is SyncSaves or shared.loop is asyncio.get_running_loop()):
+                kind is SyncSaveQueue or shared.loop is asyncio.get_running_loop()):
             return shared, False
-        run.config[CONF]["__lg_saves"] = saves = kind(run.saver, run.durability)
+        run.config[CONF][SAVES] = saves = kind(run.saver, run.durability)
         return saves, True
 
     def _load(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
@@ -226,8 +228,8 @@ class Pregel:
               ) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
-        root_emit = conf.get("__lg_stream")
-        modes = set(run.modes) | set(conf.get("__lg_stream_modes", ()))
+        root_emit = conf.get(ROOT_STREAM)
+        modes = set(run.modes) | set(conf.get(ROOT_STREAM_MODES, ()))
         if "debug" in modes:
             modes |= {"checkpoints", "tasks"}
 
@@ -244,9 +246,9 @@ class Pregel:
                 to_caller(ns, m, p)
 
         if run.subgraphs and root_emit is None:
-            conf["__lg_stream"], conf["__lg_stream_modes"] = to_caller, run.modes
+            conf[ROOT_STREAM], conf[ROOT_STREAM_MODES] = to_caller, run.modes
         if "custom" in modes:
-            conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
+            conf[WRITER] = lambda value: emit(loop.namespace, "custom", value)
         loop = PregelLoop(self, input, run, saved=saved, saves=saves, emit=emit, modes=modes,
                           superseded=superseded)
         return loop
@@ -327,11 +329,11 @@ class Pregel:
 def subgraph_config(task: Any) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
     conf = task_config(task)[CONF]  # where the task runs, as its node sees it
-    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", "__lg_writer")}
+    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}
     calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
         task.scratchpad.subgraph_counter + 1)
-    child.update(checkpoint_ns=f"{task.ns}|{calls}" if calls else task.ns,
-                 __lg_parent_null_resume=conf.get("__lg_null_resume"))
+    child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
+    child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
     return {**task.config, CONF: child}
 
 

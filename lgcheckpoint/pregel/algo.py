@@ -17,8 +17,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED,
-    RESUME, RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_RESUME, PULL,
+    PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
@@ -153,13 +153,13 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
         if owner == tid and chan == RESUME:
             resume = list(value) if isinstance(value, list) else [value]
             break
-    if resume_map := conf.get("__lg_resume_map"):
+    if resume_map := conf.get(RESUME_MAP):
         next_id = interrupt_id(task_ns, len(resume))
         if next_id in resume_map:
             resume.append(resume_map[next_id])
         elif (first := interrupt_id(task_ns, 0)) in resume_map:  # ids before LangGraph 1.1
             resume.append(resume_map[first])
-    return Scratchpad(task_ns, resume, conf.get("__lg_null_resume"))  # shared by all tasks
+    return Scratchpad(task_ns, resume, conf.get(NULL_RESUME))  # shared by all tasks
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],

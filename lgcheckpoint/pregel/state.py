@@ -12,7 +12,9 @@ import uuid
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty_checkpoint
-from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
+from lgcheckpoint.constants import (
+    CHECKPOINTER, CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START,
+)
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
@@ -29,7 +31,7 @@ from lgcheckpoint.types import StateSnapshot
 
 def state_saver(graph: Any, config: dict) -> Any:
     """The saver that holds this graph's checkpoints (its own, or the parent's for a subgraph)."""
-    saver = graph.checkpointer or config.get(CONF, {}).get("__lg_checkpointer")
+    saver = graph.checkpointer or config.get(CONF, {}).get(CHECKPOINTER)
     if not saver:
         raise ValueError("No checkpointer set: compile(checkpointer=InMemorySaver()) to keep "
                          "state between runs, then call get_state with the run's thread_id")
@@ -43,13 +45,13 @@ def locate(graph: Any, config: dict) -> tuple[Any, dict, Any]:
     saver = state_saver(graph, config)
     conf = config[CONF]
     ns = conf.get("checkpoint_ns", "")
-    if ns and "__lg_checkpointer" not in conf:
+    if ns and CHECKPOINTER not in conf:
         for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit()):
             node = graph.nodes.get(name)
             if node is None or node.inner_graph is None:
                 raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
             graph = node.inner_graph
-        conf = {**conf, "__lg_checkpointer": saver}
+        conf = {**conf, CHECKPOINTER: saver}
         saver = state_saver(graph, {CONF: conf})  # a subgraph with its own saver keeps it
     return graph, {**config, CONF: {**conf, "thread_id": str(conf["thread_id"])}}, saver
 
@@ -65,7 +67,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
         for tid, sub_config in states.items():
             sub = graph.nodes[tasks[tid].name].inner_graph
             states[tid] = sub.get_state(
-                {CONF: {**sub_config[CONF], "__lg_checkpointer": saver}}, subgraphs=True)
+                {CONF: {**sub_config[CONF], CHECKPOINTER: saver}}, subgraphs=True)
     apply_null_writes(graph, checkpoint, channels, pending, None)
     if live and pending:
         # show the result of tasks that already finished, as if the step were done
