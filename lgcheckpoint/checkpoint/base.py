@@ -21,7 +21,7 @@ from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
-from lgcheckpoint.checkpoint.errors import SyncCallOnEventLoopError
+from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLoopError
 
 RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
@@ -111,6 +111,58 @@ def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
             ),
         }
     )
+
+
+class Address(NamedTuple):
+    """Where a config points: a thread, a namespace in it, a checkpoint (None: the latest)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str | None
+
+
+def address(config: RunnableConfig) -> Address:
+    """The address in a config; without a thread_id, a MissingConfigError says what to pass."""
+    conf = config.get("configurable") if isinstance(config, dict) else None
+    if not isinstance(conf, dict) or conf.get("thread_id") is None:
+        raise MissingConfigError(
+            "a checkpointer needs config['configurable']['thread_id']; "
+            "call e.g. graph.invoke(inputs, {'configurable': {'thread_id': '1'}})")
+    return Address(str(conf["thread_id"]), str(conf.get("checkpoint_ns") or ""),
+                   conf.get("checkpoint_id"))
+
+
+def writes_address(config: RunnableConfig) -> Address:
+    """put_writes' address: it must name the checkpoint the task ran from."""
+    where = address(config)
+    if not where.checkpoint_id:
+        raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
+                                 "pass the config that put() returned")
+    return where
+
+
+def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config that names one stored checkpoint."""
+    return {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
+
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+def id_list(ids: Sequence[str], verb: str) -> list[str]:
+    """Ids as a list of text; a bare string (a list of one-letter ids) is a TypeError."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"{verb}() takes a list of ids, not a single string: "
+                        f"use {verb}([{ids!r}])")
+    return [str(i) for i in ids]
+
+
+def prune_threads(thread_ids: Sequence[str], strategy: str) -> list[str]:
+    """prune's thread ids, after checking the strategy (a ValueError names the known ones)."""
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+    return id_list(thread_ids, "prune")
 
 
 def get_checkpoint_id(config: RunnableConfig) -> str | None:

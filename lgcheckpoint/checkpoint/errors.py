@@ -22,7 +22,7 @@ class CheckpointNotFoundError(KeyError):
         return str(self.args[0]) if self.args else "checkpoint not found"
 
 
-class MissingConfigError(KeyError):
+class MissingConfigError(KeyError, ValueError):
     """A config lacks a key the checkpointer needs (thread_id; checkpoint_id for put_writes)."""
 
     def __str__(self) -> str:

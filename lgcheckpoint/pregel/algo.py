@@ -179,6 +179,13 @@ def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
 SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR))
 
 
+def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> None:
+    """The one writer of versions_seen: `name` has seen the current version of `channels`."""
+    versions = checkpoint["channel_versions"]
+    seen = checkpoint["versions_seen"].setdefault(name, {})
+    seen.update({c: versions[c] for c in channels if c in versions})
+
+
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
                  trigger_to_nodes: Mapping[str, Sequence[str]]) -> set[str]:
@@ -188,8 +195,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     versions = checkpoint["channel_versions"]
     # each task saw the current version of the channels that triggered it
     for task in tasks:
-        seen = checkpoint["versions_seen"].setdefault(task.name, {})
-        seen.update({c: versions[c] for c in task.triggers if c in versions})
+        mark_seen(checkpoint, task.name, task.triggers)
     next_version = None if get_next_version is None else get_next_version(
         max(versions.values()) if versions else None, None)
     # triggers that were read are consumed (barriers reset, deferred values clear)

@@ -22,7 +22,7 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
+    InputWrites, Task, apply_writes, mark_seen, prepare_next_tasks, read_state, reuse_pending_writes,
     should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
@@ -164,9 +164,7 @@ class PregelLoop:
 
     def continue_from_checkpoint(self, fork: bool) -> None:
         """Resume, replay or fork: the loaded checkpoint's next tasks run (a fork saves a copy)."""
-        # breakpoints fire only on changes after this point
-        self.checkpoint["versions_seen"][INTERRUPT] = {
-            k: v for k, v in self.checkpoint["channel_versions"].items() if k in self.channels}
+        mark_seen(self.checkpoint, INTERRUPT, self.channels)  # breakpoints: only later changes
         if fork:
             self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
             self.save_checkpoint({"source": "fork"})

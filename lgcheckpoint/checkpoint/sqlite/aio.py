@@ -154,7 +154,6 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._write(sql.prune(thread_ids, strategy))
 
-
     # --- running statements --------------------------------------------------------------------
     async def _fetch(self, query: Query) -> list[Any]:
         return list(await self.conn.execute_fetchall(query.sql, query.params))
