@@ -3,13 +3,13 @@
 They match LangGraph's spelling, so the checkpoints we write read the same. Next: types.py.
 """
 
-from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME, SCHEDULED  # noqa: F401
+from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME  # noqa: F401
 
 START = "__start__"  # the input channel, and the pseudo-node that writes the input
 END = "__end__"  # the pseudo-node an edge points at to stop
 TASKS = "__pregel_tasks"  # Topic channel holding Send packets for the next step
 NO_WRITES = "__no_writes__"  # marker write: the task ran and wrote nothing
-RETURN = "__return__"
+RETURN = "__return__"  # a functional-API task's result; LangGraph-written threads carry it
 INPUT = "__input__"  # name of the pseudo-task that carries input and update_state writes
 PUSH = "__pregel_push"  # task kind: started by a Send
 PULL = "__pregel_pull"  # task kind: started by a channel it subscribes to

@@ -45,3 +45,11 @@ class ParentCommand(Exception):
 
 class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
+
+
+def refuse_unimplemented(call: str, **options: object) -> None:
+    """A LangGraph option we do not implement is a TypeError naming it, never ignored."""
+    for name, value in options.items():
+        if value is not None and value is not False and value != ():
+            raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
+                            "or run this graph on LangGraph")

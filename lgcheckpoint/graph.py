@@ -3,7 +3,7 @@
 Each state key becomes a channel (Annotated[T, reducer] -> BinaryOperatorAggregate, else
 LastValue). Each node gets a trigger channel ``branch:to:<node>``; an edge a -> b means "a writes
 branch:to:b when it finishes"; add_edge([a, b], c) adds a barrier ``join:a+b:c``.
-Next: pregel/node.py (what compile produces), then pregel/algo.py.
+Next: pregel/node.py (what compile produces).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from lgcheckpoint.channels import (
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
+from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import Command, RetryPolicy
@@ -104,6 +105,7 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
+        refuse_unimplemented("StateGraph", context_schema=context_schema)
         self.state_schema = state_schema
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
@@ -133,8 +135,13 @@ class StateGraph:
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
-                 destinations: Sequence[str] | None = None, **_: Any) -> StateGraph:
+                 destinations: Sequence[str] | None = None, metadata: Any = None,
+                 cache_policy: Any = None, error_handler: Any = None, timeout: Any = None,
+                 trace_policy: Any = None) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
+        refuse_unimplemented("add_node", metadata=metadata, cache_policy=cache_policy,
+                             error_handler=error_handler, timeout=timeout,
+                             trace_policy=trace_policy)
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -249,8 +256,14 @@ class StateGraph:
 
     def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
                 interrupt_after: Any = None, debug: bool = False, name: str | None = None,
-                **_: Any) -> CompiledStateGraph:
+                cache: Any = None, store: Any = None, transformers: Any = None
+                ) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
+        refuse_unimplemented("compile", debug=debug, cache=cache, store=store,
+                             transformers=transformers)
+        if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
+            raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
+                            "a saver, or None / False")
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
         checkpointer = self._allowlisted(checkpointer)
@@ -288,7 +301,7 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self.schemas[self.output_schema],
             stream_channels=list(self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, debug=debug, name=name or "LangGraph")
+            interrupt_after=interrupt_after, name=name or "LangGraph")
 
     def _allowlisted(self, checkpointer: Any) -> Any:
         """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""

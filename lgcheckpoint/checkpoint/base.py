@@ -5,7 +5,7 @@ scheduler needs to decide what runs next (channel_versions, versions_seen). A *p
 one task's output saved before the step ends, so a crash does not lose finished work.
 
 Savers store only ``(type_tag, bytes)`` pairs made by ``self.serde``; they never see Python
-objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver), then ``pregel/algo.py``.
+objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver).
 """
 
 from __future__ import annotations
@@ -364,6 +364,42 @@ class StringVersions:
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         return next_string_version(current)
+
+
+class AsyncBySync:
+    """Mix in before BaseCheckpointSaver: async verbs that call the sync ones in place.
+
+    For a saver that never blocks (InMemorySaver): no worker thread, no await inside.
+    """
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None,
+                    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
 
 
 class SyncOverAsync:

@@ -9,18 +9,19 @@ channel's version, so a channel that did not change in a step is not stored agai
 kept as ``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
 
 Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver)
-and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/``.
+and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/sql.py``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP,
+    AsyncBySync,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -79,7 +80,7 @@ def apply_order(item: tuple[tuple[str, int], StoredWrite]) -> tuple[str, str, in
     return write.task_path, task_id, idx
 
 
-class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
+class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
     """A saver for tests and lessons: fast, inspectable, gone when the process ends."""
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
@@ -335,51 +336,6 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
             used.update((thread_id, ns, channel, version) for channel, version in versions.items())
         for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in used]:
             del self.blobs[key]
-
-    # --- async twins: memory never blocks, so they simply call the sync verbs -------------------
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self.get_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
 
 
 MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged

@@ -2,6 +2,7 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
+Next: pregel/state.py.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
     ROOT_STREAM_MODES, TASK_ID, WRITER,
 )
-from lgcheckpoint.errors import GraphRecursionError
+from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -65,12 +66,12 @@ class Pregel:
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
                  stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), debug: bool = False, name: str = "LangGraph") -> None:
+                 interrupt_after: Any = (), name: str = "LangGraph") -> None:
         self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
         self.input_channels, self.output_channels = input_channels, output_channels
         self.stream_channels = stream_channels
         self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
-        self.debug, self.name = debug, name
+        self.name = name
         # which nodes can a write to this channel wake up?
         self.trigger_to_nodes: dict[str, list[str]] = {}
         for node in nodes.values():
@@ -96,8 +97,11 @@ class Pregel:
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
-               output_keys: Any = None, **_: Any) -> Iterator[Any]:
+               output_keys: Any = None, context: Any = None, print_mode: Any = (),
+               control: Any = None, version: str = "v1") -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
+        refuse_unimplemented("stream", debug=debug, context=context, print_mode=print_mode,
+                             control=control, version=None if version == "v1" else version)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
         saves, own = self._saves(run, SyncSaveQueue)
@@ -128,9 +132,12 @@ class Pregel:
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      debug: bool | None = None, output_keys: Any = None,
-                      **_: Any) -> AsyncIterator[Any]:
+                      debug: bool | None = None, output_keys: Any = None, context: Any = None,
+                      print_mode: Any = (), control: Any = None, version: str = "v1"
+                      ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
+        refuse_unimplemented("astream", debug=debug, context=context, print_mode=print_mode,
+                             control=control, version=None if version == "v1" else version)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close

@@ -3,7 +3,7 @@
 A snapshot is rebuilt from a stored checkpoint: restore the channels, ask prepare_next_tasks
 what would run next, and attach each task's saved writes (errors, interrupts, results).
 update_state applies values as if node `as_node` had returned them, making a new checkpoint
-with source "update". Next: graph.py shows how the nodes these functions re-run were built.
+with source "update". Next: config.py.
 """
 
 from __future__ import annotations
