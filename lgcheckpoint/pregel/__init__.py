@@ -26,7 +26,7 @@ from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
-STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 
 
 # what get_graph() returns: nodes by id and edges, with the field names of LangGraph's Graph
@@ -166,27 +166,23 @@ class Pregel:
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
                  output_keys: Any) -> Run:
-        """Validate the config and pick the saver, modes and durability of one run."""
-        if (parent := current_task.get(None)) is not None and not (config or {}).get(
-                CONF, {}).get(TASK_ID):
-            # graph.invoke() inside a node: a subgraph of the running task
-            sub = subgraph_config(parent)
-            config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
-        if not isinstance(config, (dict, type(None))) or not isinstance(
-                (config or {}).get(CONF) or {}, dict):
-            raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
-                            f"'1'}}}}, got {config!r}")
-        config = {**(config or {})}
-        conf = config["configurable"] = {**(config.get("configurable") or {})}
-        config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
-        if config["recursion_limit"] < 1:
-            raise ValueError("recursion_limit must be at least 1")
-        config["metadata"] = {**config.get("metadata", {})}
-        if conf.get("checkpoint_ns") and TASK_ID not in conf:
-            # a root run always runs the root graph, even given a subgraph's config
-            conf.update(checkpoint_ns="", checkpoint_id=None)
+        """Everything one run needs: its config, saver, durability and stream modes, checked."""
+        config = run_config(config)
+        conf = config[CONF]
+        saver = self._saver_for(conf)
+        if durability not in (None, "sync", "async", "exit"):
+            raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
+        durability = durability or conf.get(DURABILITY) or "async"
+        conf[DURABILITY] = durability  # subgraph calls inherit it
+        return Run(config, saver, stream_modes(stream_mode), stream_mode, subgraphs, durability,
+                   deque(), self.stream_channels if output_keys is None else output_keys,
+                   self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
+                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+
+    def _saver_for(self, conf: dict) -> Any:
+        """This graph's saver, or the parent's for a subgraph compiled without one."""
         saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
-        if saver is False or saver is True:
+        if saver is False:
             saver = None
         if saver is not None:
             if conf.get("thread_id") is None:
@@ -194,18 +190,8 @@ class Pregel:
                     "This graph has a checkpointer, so every run needs a thread id: pass "
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
-        if durability not in (None, "sync", "async", "exit"):
-            raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
-        durability = durability or conf.get(DURABILITY) or "async"
-        conf[DURABILITY] = durability
         conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
-        modes = [stream_mode or "updates"] if not isinstance(stream_mode, (list, tuple)) else stream_mode
-        if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
-            raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
-        return Run(config, saver, modes, stream_mode, subgraphs, durability, deque(),
-                   self.stream_channels if output_keys is None else output_keys,
-                   self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
-                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+        return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
         """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
@@ -331,6 +317,43 @@ class Pregel:
         names = [*self.nodes, *([END] if any(e.target == END for e in edges) else [])]
         return DrawGraph({n: DrawNode(n, n, getattr(self.nodes.get(n), "func", None))
                           for n in names}, edges)
+
+
+def run_config(config: dict | None) -> dict:
+    """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
+    if (parent := current_task.get(None)) is not None and not (config or {}).get(
+            CONF, {}).get(TASK_ID):
+        # graph.invoke() inside a node: a subgraph of the running task
+        sub = subgraph_config(parent)
+        config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
+    if not isinstance(config, (dict, type(None))) or not isinstance(
+            (config or {}).get(CONF) or {}, dict):
+        raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
+                        f"'1'}}}}, got {config!r}")
+    config = {**(config or {})}
+    conf = config[CONF] = {**(config.get(CONF) or {})}
+    config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    if config["recursion_limit"] < 1:
+        raise ValueError("recursion_limit must be at least 1")
+    config["metadata"] = {**config.get("metadata", {})}
+    if conf.get("checkpoint_ns") and TASK_ID not in conf:
+        # a root run always runs the root graph, even given a subgraph's config
+        conf.update(checkpoint_ns="", checkpoint_id=None)
+    return config
+
+
+def stream_modes(stream_mode: Any) -> list[str]:
+    """The modes asked for, as a list; refuses modes we do not stream."""
+    modes = list(stream_mode) if isinstance(stream_mode, (list, tuple)) else [
+        stream_mode or "updates"]
+    if "messages" in modes:
+        raise ValueError(
+            "lgcheckpoint does not implement stream_mode='messages' (LLM tokens from LangChain "
+            "chat models, which it does not run); stream your own chunks with "
+            "stream_mode='custom' and get_stream_writer()")
+    if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
+        raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
+    return modes
 
 
 def subgraph_config(task: Any) -> dict:

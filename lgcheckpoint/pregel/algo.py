@@ -101,15 +101,14 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
                        updated_channels: set[str] | None) -> dict[str, Task]:
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
     tasks: list[Task] = []
-    parent_ns = config[CONF].get("checkpoint_ns", "")
+    here = Step(checkpoint, pending_writes, channels, config, step)
     null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
     if channels[TASKS].is_available():
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
-                tasks.append(make_task(checkpoint, pending_writes, nodes[packet.node], packet.arg,
-                                       (PUSH, idx, False), (PUSH,), config, step, parent_ns,
-                                       channels, (PUSH, str(idx))))
+                tasks.append(make_task(here, nodes[packet.node], packet.arg, (PUSH, idx, False),
+                                       (PUSH,), (PUSH, str(idx))))
     # PULL tasks: only nodes subscribed to a channel that changed can have become ready
     if updated_channels and trigger_to_nodes:
         candidates: Iterable[str] = sorted(
@@ -126,21 +125,30 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
             continue
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
             value = node.mapper(value)
-        tasks.append(make_task(checkpoint, pending_writes, node, value, (PULL, name), triggers,
-                               config, step, parent_ns, channels, (PULL, *triggers)))
+        tasks.append(make_task(here, node, value, (PULL, name), triggers, (PULL, *triggers)))
     return {t.id: t for t in tasks}
 
 
-def make_task(checkpoint: Checkpoint, pending_writes: list[PendingWrite], node: Node,
-              value: Any, path: tuple, triggers: tuple, config: dict, step: int,
-              parent_ns: str, channels: Mapping[str, Channel], id_parts: tuple) -> Task:
+class Step(NamedTuple):
+    """Where the next step's tasks are made: what every task of the step shares."""
+
+    checkpoint: Checkpoint  # the task ids derive from its id
+    pending_writes: list[PendingWrite]  # saved answers to the tasks' interrupts
+    channels: Mapping[str, Channel]  # what conditional edges read
+    config: dict  # the run's config
+    step: int
+
+
+def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
+              id_parts: tuple) -> Task:
     """A task with its deterministic id, its namespace, and its resume answers."""
+    parent_ns = here.config[CONF].get("checkpoint_ns", "")
     ns = f"{parent_ns}{NS_SEP}{node.name}" if parent_ns else node.name
-    tid = task_id(checkpoint["id"], ns, str(step), node.name, *id_parts)
+    tid = task_id(here.checkpoint["id"], ns, str(here.step), node.name, *id_parts)
     task_ns = f"{ns}{NS_END}{tid}"
-    scratchpad = make_scratchpad(pending_writes, tid, task_ns, config)
-    task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns)
-    task.local_read = lambda select: local_read(channels, task.writes, select)
+    scratchpad = make_scratchpad(here.pending_writes, tid, task_ns, here.config)
+    task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
+    task.local_read = lambda select: local_read(here.channels, task.writes, select)
     return task
 
 

@@ -43,13 +43,12 @@ class PregelLoop:
 
     def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
                  saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
-        self.graph, self.input, self.config, self.saver = graph, input, run.config, run.saver
+        self.graph, self.input, self.emit_fn = graph, input, emit
+        self.spec = run  # what the run was asked: config, saver, durability, breakpoints, output
+        self.config, self.saver = run.config, run.saver  # the two read everywhere below
         self.saves = saves  # decides when each write and checkpoint is saved (saves.py)
-        self.durability, self.emit_fn = run.durability, emit
         self.modes = modes  # stream modes someone listens to: only those payloads are built
-        self.interrupt_before, self.interrupt_after = run.interrupt_before, run.interrupt_after
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
-        self.output_keys = run.output_keys  # what values chunks and the final output show
         conf = run.config[CONF]
         self.is_nested = TASK_ID in conf  # running as a node of a parent graph
         ns = conf.get("checkpoint_ns", "")
@@ -71,14 +70,14 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
-            if "values" in self.modes and not self.updated_channels.isdisjoint(self.output_keys):
+            if "values" in self.modes and not self.updated_channels.isdisjoint(self.spec.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
             self.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
-            if self.interrupt_after and should_interrupt(
-                    self.checkpoint, self.interrupt_after, self.tasks.values()):
+            if self.spec.interrupt_after and should_interrupt(
+                    self.checkpoint, self.spec.interrupt_after, self.tasks.values()):
                 self.status = "interrupt_after"
                 self.prepare_tasks()
                 raise GraphInterrupt()
@@ -92,8 +91,8 @@ class PregelLoop:
         # tasks that finished before a crash or interrupt get their saved writes back
         if not self.replaying and self.pending_writes:
             reuse_pending_writes(self.tasks, self.pending_writes)
-        if self.interrupt_before and should_interrupt(
-                self.checkpoint, self.interrupt_before, self.tasks.values()):
+        if self.spec.interrupt_before and should_interrupt(
+                self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
             raise GraphInterrupt()
         if "tasks" in self.modes:
@@ -337,7 +336,7 @@ class PregelLoop:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(self.output_keys):
+                if "values" in self.modes and not updated.isdisjoint(self.spec.output_keys):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -346,7 +345,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return read_state(self.channels, self.output_keys)
+        return read_state(self.channels, self.spec.output_keys)
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
@@ -362,7 +361,7 @@ class PregelLoop:
             if "values" in self.modes:
                 self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
         elif writes[0][0] != ERROR and "updates" in self.modes:
-            self.emit("updates", out.updates_payload(self.output_keys, task, writes, cached))
+            self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
         if not cached and "tasks" in self.modes:
             self.emit("tasks", out.task_result_payload(self.graph, task, writes))
 
