@@ -47,9 +47,9 @@ class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
 
 
-def refuse_unimplemented(call: str, **options: object) -> None:
-    """A LangGraph option we do not implement is a TypeError naming it, never ignored."""
+def refuse_unimplemented(call: str, options: dict) -> None:
+    """An option we do not implement is a TypeError naming it; LangGraph's defaults pass."""
     for name, value in options.items():
-        if value is not None and value is not False and value != ():
+        if value not in (None, False, (), "v1"):
             raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
                             "or run this graph on LangGraph")

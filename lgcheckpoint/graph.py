@@ -105,7 +105,7 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
-        refuse_unimplemented("StateGraph", context_schema=context_schema)
+        refuse_unimplemented("StateGraph", {"context_schema": context_schema})
         self.state_schema = state_schema
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
@@ -135,13 +135,9 @@ class StateGraph:
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
-                 destinations: Sequence[str] | None = None, metadata: Any = None,
-                 cache_policy: Any = None, error_handler: Any = None, timeout: Any = None,
-                 trace_policy: Any = None) -> StateGraph:
+                 destinations: Sequence[str] | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
-        refuse_unimplemented("add_node", metadata=metadata, cache_policy=cache_policy,
-                             error_handler=error_handler, timeout=timeout,
-                             trace_policy=trace_policy)
+        refuse_unimplemented("add_node", options)  # error_handler=, cache_policy=, timeout=...
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -255,12 +251,10 @@ class StateGraph:
                 raise ValueError(f"Interrupt node `{node}` not found")
 
     def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
-                interrupt_after: Any = None, debug: bool = False, name: str | None = None,
-                cache: Any = None, store: Any = None, transformers: Any = None
+                interrupt_after: Any = None, name: str | None = None, **options: Any
                 ) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
-        refuse_unimplemented("compile", debug=debug, cache=cache, store=store,
-                             transformers=transformers)
+        refuse_unimplemented("compile", options)  # store=, cache=, debug=True...
         if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
             raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
                             "a saver, or None / False")

@@ -96,12 +96,10 @@ class Pregel:
 
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
-               durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
-               output_keys: Any = None, context: Any = None, print_mode: Any = (),
-               control: Any = None, version: str = "v1") -> Iterator[Any]:
+               durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
+               **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        refuse_unimplemented("stream", debug=debug, context=context, print_mode=print_mode,
-                             control=control, version=None if version == "v1" else version)
+        refuse_unimplemented("stream", options)  # context=, debug=True, print_mode=...
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
         saves, own = self._saves(run, SyncSaveQueue)
@@ -132,12 +130,9 @@ class Pregel:
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      debug: bool | None = None, output_keys: Any = None, context: Any = None,
-                      print_mode: Any = (), control: Any = None, version: str = "v1"
-                      ) -> AsyncIterator[Any]:
+                      output_keys: Any = None, **options: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        refuse_unimplemented("astream", debug=debug, context=context, print_mode=print_mode,
-                             control=control, version=None if version == "v1" else version)
+        refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close

@@ -1,14 +1,12 @@
 """Durability: when a task's writes and a step's checkpoint reach the saver. Decided only here.
 
-    durability | after a task finishes        | after a step ends          | at exit
-    -----------+------------------------------+----------------------------+------------------------
-    "sync"     | put_writes, before the next  | put; the run waits until   | held writes go alone
-               | task's (the step's last task | it is stored               |
-               | waits for the put: one       |                            |
-               | commit)                      |                            |
-    "async"    | the same, in the background  | put, in the background     | wait for every call
-    "exit"     | nothing (the loop keeps it)  | nothing                    | the last checkpoint,
-               |                              |                            | then its pending writes
+    durability | after a task finishes       | after a step ends        | at exit
+    -----------+-----------------------------+--------------------------+-------------------------
+    "sync"     | put_writes (the last task's | put; the run waits until | held writes go alone
+               | wait to share the put)      | it is stored             |
+    "async"    | the same, in the background | put, in the background   | wait for every call
+    "exit"     | nothing (the loop keeps it) | nothing                  | the last checkpoint,
+               |                             |                          | then its pending writes
 
 Write first, publish last: calls run one after another in the order queued, so a checkpoint is
 never stored before the writes that made it. The step's last writes are *held* and travel with
@@ -87,15 +85,14 @@ class SaveQueue:
             self.send_writes(self.held)
             self.held = None
 
-    # the saver verbs, called by name in SyncSaveQueue / AsyncSaveQueue
     def send_writes(self, writes: PutWrites) -> None:
-        raise NotImplementedError
+        self.submit(self.put_writes, *writes)
 
     def send_put(self, put: Put) -> None:
-        raise NotImplementedError
+        self.submit(self.put, *put)
 
     def send_writes_and_put(self, writes: PutWrites, put: Put) -> None:
-        raise NotImplementedError
+        self.submit(self.put_writes_and_checkpoint, writes, *put)
 
 
 class SyncSaveQueue(SaveQueue):
@@ -103,18 +100,12 @@ class SyncSaveQueue(SaveQueue):
 
     def __init__(self, saver: Any, durability: str) -> None:
         super().__init__(saver, durability)
+        if saver is not None:  # the saver's sync verbs
+            self.put_writes, self.put = saver.put_writes, saver.put
+            self.put_writes_and_checkpoint = saver.put_writes_and_checkpoint
         background = durability != "sync"
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if background else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
-
-    def send_writes(self, writes: PutWrites) -> None:
-        self.submit(self.saver.put_writes, *writes)
-
-    def send_put(self, put: Put) -> None:
-        self.submit(self.saver.put, *put)
-
-    def send_writes_and_put(self, writes: PutWrites, put: Put) -> None:
-        self.submit(self.saver.put_writes_and_checkpoint, writes, *put)
 
     def submit(self, verb: Callable, *args: Any) -> None:
         if self.worker is None:
@@ -153,17 +144,11 @@ class AsyncSaveQueue(SaveQueue):
 
     def __init__(self, saver: Any, durability: str) -> None:
         super().__init__(saver, durability)
+        if saver is not None:  # the saver's async verbs
+            self.put_writes, self.put = saver.aput_writes, saver.aput
+            self.put_writes_and_checkpoint = saver.aput_writes_and_checkpoint
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
-
-    def send_writes(self, writes: PutWrites) -> None:
-        self.submit(self.saver.aput_writes, *writes)
-
-    def send_put(self, put: Put) -> None:
-        self.submit(self.saver.aput, *put)
-
-    def send_writes_and_put(self, writes: PutWrites, put: Put) -> None:
-        self.submit(self.saver.aput_writes_and_checkpoint, writes, *put)
 
     def submit(self, verb: Callable, *args: Any) -> None:
         self.last = asyncio.ensure_future(self.call(self.last, verb, args))
