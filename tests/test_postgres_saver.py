@@ -379,16 +379,7 @@ def test_filter_values_compare_by_json_type(saver):
 
 # --- errors a user meets -----------------------------------------------------------------------------
 def test_config_mistakes_say_what_to_do(saver):
-    with pytest.raises(ValueError, match="thread_id"):
-        saver.get_tuple({"configurable": {}})
-    with pytest.raises(ValueError, match="thread_id"):
-        saver.put({}, make_checkpoint(), {}, {})
-    with pytest.raises(ValueError, match="checkpoint_id"):
-        saver.put_writes(cfg(), [("a", 1)], "task")
-    with pytest.raises(ValueError, match="strategy"):
-        saver.prune(["t"], strategy="everything")
-    with pytest.raises(TypeError, match="not a single str"):
-        saver.prune("t")
+    # (thread_id, checkpoint_id and prune's arguments: tests/test_saver_contract.py)
     with pytest.raises(ValueError, match="limit"):
         list(saver.list(None, limit=-1))
     with pytest.raises(TypeError, match="Connection"):

@@ -241,7 +241,7 @@ def test_package_docstring_example_runs():
     assert doctest.testmod(lgcheckpoint).failed == 0
 
 
-# --- issue 4: control flow, time travel, subgraphs -----------------------------------------------
+# --- control flow, time travel, subgraphs -----------------------------------------------
 from lgcheckpoint.config import get_stream_writer  # noqa: E402
 from lgcheckpoint.types import Send  # noqa: E402
 

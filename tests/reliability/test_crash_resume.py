@@ -15,7 +15,7 @@ until one finishes. Then, for every trial:
 
 Half of the kills land 0.5-3 ms after their event, while a statement is in flight. The same
 runs with ``ainvoke`` on AsyncSqliteSaver / AsyncPostgresSaver (``ASYNC_API_TRIALS`` each).
-The issue-4 test kills mid-step on purpose: two siblings saved their writes, the third sleeps.
+The mid-step test kills on purpose: two siblings saved their writes, the third sleeps.
 Two self-tests show the checks see a broken saver, and the same harness runs on LangGraph 1.2
 itself, as a printed figure (its async durability leaves writes of checkpoints never published).
 """

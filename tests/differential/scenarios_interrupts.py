@@ -1,5 +1,5 @@
-"""Issue 4 scenarios: interrupts and resuming, Command and Send, time travel, failures and retries,
-subgraphs. Same contract as ``scenarios_issue3.py``: ``scenario(lib)`` drives recording verbs.
+"""Scenarios of interrupts and resuming, Command and Send, time travel, failures and retries,
+subgraphs. Same contract as ``scenarios_loop.py``: ``scenario(lib)`` drives recording verbs.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Annotated
 from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, registry
-from tests.differential.scenarios_issue3 import Trail, thread, visit
+from tests.differential.scenarios_loop import Trail, thread, visit
 
-ISSUE4, scenario = registry()
+INTERRUPTS, scenario = registry()
 
 
 @scenario
