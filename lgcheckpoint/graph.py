@@ -259,7 +259,8 @@ class StateGraph:
             raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
                             "a saver, or None / False")
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
-        self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
+        breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
+        self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
@@ -272,7 +273,8 @@ class StateGraph:
                 EphemeralValue(guard=False, key=trigger))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
             nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
-                              every_key, mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
+                              every_key, mapper_for(spec.input_schema),
+                              retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph)
         for start, end in self.edges:
             if end != END:
@@ -280,7 +282,8 @@ class StateGraph:
         for starts, end in self.waiting_edges:
             if end != END:
                 chan_name = f"join:{'+'.join(starts)}:{end}"
-                barrier = NamedBarrierValueAfterFinish if self.nodes[end].defer else NamedBarrierValue
+                deferred = self.nodes[end].defer  # waits until nothing else is left to run
+                barrier = NamedBarrierValueAfterFinish if deferred else NamedBarrierValue
                 channels[chan_name] = barrier(str, set(starts), key=chan_name)
                 nodes[end].triggers.append(chan_name)
                 for start in starts:

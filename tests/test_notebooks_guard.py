@@ -1,4 +1,4 @@
-"""The course is checked, not just executed: every notebook runs under nbval and compares outputs."""
+"""The course is checked, not just executed: every notebook runs under nbval, outputs compared."""
 
 import json
 import sys
@@ -36,7 +36,9 @@ def test_notebook_is_executed_checked_and_in_sync(path):
     assert "widgets" not in nb["metadata"], "strip stored widget state (tools/notebooks.py does)"
     ignored = [c for c in cells if "NBVAL_IGNORE_OUTPUT" in "".join(c["source"])]
     assert len(ignored) * 4 <= len(cells), f"{len(ignored)}/{len(cells)} cells ignore their output"
-    assert any("solution" in c["metadata"].get("tags", []) for c in cells), "end with exercises + solution"
+    assert any("solution" in c["metadata"].get("tags", []) for c in cells), (
+        "end with exercises + solution"
+    )
     src = ROOT / "notebooks" / "src" / (path.stem + ".py")
     assert src.exists(), f"{src} is the source of {path.name}"
     expected = [c.source for c in parse(src.read_text()).cells]

@@ -1,4 +1,7 @@
-"""Unit tests of the runtime: builder, loop, checkpoints, state API (LangGraph is compared in tests/differential)."""
+"""Unit tests of the runtime: builder, loop, checkpoints, state API.
+
+LangGraph is compared in tests/differential.
+"""
 
 import operator
 from typing import Annotated, TypedDict

@@ -181,7 +181,7 @@ def test_latest_and_named_checkpoints_with_their_parents(saver):
     assert saver.get_tuple(config(new_thread())) is None
 
 
-# --- bad input --------------------------------------------------------------------------------------
+# --- bad input ------------------------------------------------------------------------------------
 def test_bad_configs_and_arguments_say_what_to_do(saver):
     with pytest.raises(MissingConfigError, match="thread_id"):
         saver.get_tuple({"configurable": {}})
@@ -198,7 +198,7 @@ def test_bad_configs_and_arguments_say_what_to_do(saver):
     assert isinstance(MissingConfigError("x"), (KeyError, ValueError))  # either except works
 
 
-# --- thread operations ------------------------------------------------------------------------------
+# --- thread operations ----------------------------------------------------------------------------
 def test_copy_then_delete_thread(saver):
     source, target = new_thread(), new_thread()
     configs = put_chain(saver, source, [{"step": 0}, {"step": 1}])

@@ -22,11 +22,15 @@ CELL = re.compile(r"^# %%(?: \[(markdown|solution)\])?[^\n]*\n", re.M)
 def parse(source: str) -> nbformat.NotebookNode:
     """Turn a percent-format script into a notebook."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     marks = list(CELL.finditer(source))
     for mark, nxt in zip(marks, marks[1:] + [None]):
-        body = source[mark.end(): nxt.start() if nxt else len(source)].strip("\n")
+        body = source[mark.end() : nxt.start() if nxt else len(source)].strip("\n")
         kind = mark.group(1)
         if kind == "markdown":
             text = "\n".join(re.sub(r"^# ?", "", line) for line in body.splitlines())
@@ -47,7 +51,9 @@ def parse(source: str) -> nbformat.NotebookNode:
 def build_and_run(src: Path) -> Path:
     """Execute one notebook top to bottom in a fresh kernel and save it with its outputs."""
     nb = parse(src.read_text())
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    ).execute()
     nb.metadata.pop("widgets", None)  # no stored widget state: it is large and nbval ignores it
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # run timestamps only make diffs noisy

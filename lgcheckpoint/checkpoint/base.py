@@ -23,7 +23,8 @@ from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
 from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLoopError
 
-RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
+# {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
+RunnableConfig = dict[str, Any]
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
 PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
 V = TypeVar("V", int, float, str)
@@ -104,7 +105,8 @@ def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
             **checkpoint,
             "channel_values": dict(checkpoint["channel_values"]),
             "channel_versions": dict(checkpoint["channel_versions"]),
-            "versions_seen": {node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
+            "versions_seen": {
+                node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
             "updated_channels": (
                 None if checkpoint.get("updated_channels") is None
                 else list(checkpoint["updated_channels"])
@@ -170,7 +172,8 @@ def get_checkpoint_id(config: RunnableConfig) -> str | None:
     return config.get("configurable", {}).get("checkpoint_id")
 
 
-def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> CheckpointMetadata:
+def get_checkpoint_metadata(config: RunnableConfig,
+                            metadata: CheckpointMetadata) -> CheckpointMetadata:
     """Merge the run's config keys (scalars only) into metadata, as LangGraph stores them.
 
     NUL characters are dropped from strings (Postgres text cannot hold them), so every saver
@@ -255,7 +258,7 @@ class BaseCheckpointSaver(Generic[V]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """A step's last writes, then its checkpoint; savers with transactions make it one commit."""
+        """A step's last writes, then its checkpoint; savers with transactions: one commit."""
         self.put_writes(*task)
         return self.put(config, checkpoint, metadata, new_versions)
 
@@ -343,10 +346,12 @@ class BaseCheckpointSaver(Generic[V]):
     def get_next_version(self, current: V | None, channel: None = None) -> V:
         """Next version of a channel; integers by default, savers may use sortable strings."""
         if isinstance(current, str):
-            raise NotImplementedError("string versions need a saver that overrides get_next_version")
+            raise NotImplementedError(
+                "string versions need a saver that overrides get_next_version")
         return 1 if current is None else current + 1
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[V]:
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]
+                       ) -> BaseCheckpointSaver[V]:
         """A shallow clone whose serializer may also build the given (module, name) types."""
         allow = getattr(self.serde, "with_msgpack_allowlist", None)
         if allow is None:
@@ -419,8 +424,9 @@ class SyncOverAsync:
         if on_loop:
             coro.close()
             raise SyncCallOnEventLoopError(
-                f"{type(self).__name__}'s sync methods would block its own event loop: use the async "
-                "ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from another thread")
+                f"{type(self).__name__}'s sync methods would block its own event loop: use the "
+                "async ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from "
+                "another thread")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -461,7 +467,7 @@ class SyncOverAsync:
 
 
 def next_string_version(current: str | int | float | None) -> str:
-    """``<counter:032>.<random:016>``: sorts as text like the counter; the random tail keeps forks apart.
+    """``<counter:032>.<random:016>``: sorts as text like the counter; the tail keeps forks apart.
 
     LangGraph's InMemory, SQLite and Postgres savers all write versions of this shape, so a thread
     started by either library can be continued by the other.

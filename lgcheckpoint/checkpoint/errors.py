@@ -12,7 +12,7 @@ class EmptyChannelError(Exception):
 
 
 class InvalidCheckpointError(ValueError):
-    """A stored checkpoint or write could not be read back (corrupt, tampered or from an unknown format)."""
+    """A stored checkpoint or write could not be read back (corrupt, tampered, unknown format)."""
 
 
 class CheckpointNotFoundError(KeyError):
@@ -30,7 +30,7 @@ class MissingConfigError(KeyError, ValueError):
 
 
 class UnsafeTypeError(InvalidCheckpointError):
-    """A stored value names a type the serializer may not build; the message says how to allow it."""
+    """A stored value names a type the serializer may not build; the message says how to allow."""
 
 
 class SaverNotSetUpError(RuntimeError):

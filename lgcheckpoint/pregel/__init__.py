@@ -226,12 +226,13 @@ class Pregel:
                 run.chunks.append((ns, mode, payload))
 
         def emit(ns: tuple, mode: str, payload: Any) -> None:
-            for m, p in ((mode, payload), *(
-                    [("debug", out.debug_chunk(mode, loop.step, payload))]
-                    if "debug" in modes and mode in ("checkpoints", "tasks") else [])):
+            chunks = [(mode, payload)]
+            if "debug" in modes and mode in ("checkpoints", "tasks"):  # also as a debug event
+                chunks.append(("debug", out.debug_chunk(mode, loop.step, payload)))
+            for chunk_mode, chunk in chunks:
                 if root_emit is not None:
-                    root_emit(ns, m, p)
-                to_caller(ns, m, p)
+                    root_emit(ns, chunk_mode, chunk)
+                to_caller(ns, chunk_mode, chunk)
 
         if run.subgraphs and root_emit is None:
             conf[ROOT_STREAM], conf[ROOT_STREAM_MODES] = to_caller, run.modes

@@ -1,4 +1,4 @@
-"""The two rules of a super-step: who runs next (prepare_next_tasks) and how writes land (apply_writes).
+"""The two rules of a super-step: who runs next (prepare_next_tasks) and how writes land.
 
 A node runs when one of its trigger channels has a version newer than the one it last saw
 (``versions_seen[node][channel]``). After all tasks of a step finish, their writes are applied
@@ -242,7 +242,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
 
 
 def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
-    """Stop at a breakpoint if a listed node is about to run and anything changed since the last stop."""
+    """Stop at a breakpoint if a listed node is about to run and anything changed since the last."""
     null = null_version(checkpoint["channel_versions"])
     seen = checkpoint["versions_seen"].get(INTERRUPT, {})
     changed = any(v > seen.get(c, null) for c, v in checkpoint["channel_versions"].items())

@@ -22,8 +22,8 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, mark_seen, prepare_next_tasks, read_state, reuse_pending_writes,
-    should_interrupt, task_path_str,
+    InputWrites, Task, apply_writes, mark_seen, prepare_next_tasks, read_state,
+    reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
@@ -70,7 +70,8 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
-            if "values" in self.modes and not self.updated_channels.isdisjoint(self.spec.output_keys):
+            if "values" in self.modes and not self.updated_channels.isdisjoint(
+                    self.spec.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
             self.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs

@@ -100,7 +100,8 @@ def check_sends(task: Task, known_nodes: Any) -> None:
         if isinstance(value, Send) and value.node not in known_nodes:
             raise InvalidUpdateError(
                 f"Node '{task.name}' sent a packet to unknown node '{value.node}': "
-                f"Send(node=...) must name one of {sorted(n for n in known_nodes if n[:2] != '__')}")
+                "Send(node=...) must name one of "
+                f"{sorted(n for n in known_nodes if not n.startswith('__'))}")
 
 
 def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
@@ -108,9 +109,7 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     if isinstance(exc, (GraphInterrupt, ParentCommand)):  # control flow, not a failure
         raise exc
     for policy in task.node.retry_policy:
-        on = policy.retry_on
-        wanted = on(exc) if callable(on) and not isinstance(on, type) else isinstance(
-            exc, tuple(on) if isinstance(on, (list, tuple)) else on)
+        wanted = retries_on(policy.retry_on, exc)
         if wanted and attempts < policy.max_attempts:
             delay = min(policy.max_interval,
                         policy.initial_interval * policy.backoff_factor ** (attempts - 1))
@@ -118,6 +117,14 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
         if wanted:
             break
     raise exc
+
+
+def retries_on(retry_on: Any, exc: Exception) -> bool:
+    """RetryPolicy.retry_on is a predicate, an exception class, or a list of classes."""
+    if callable(retry_on) and not isinstance(retry_on, type):
+        return retry_on(exc)
+    classes = tuple(retry_on) if isinstance(retry_on, (list, tuple)) else retry_on
+    return isinstance(exc, classes)
 
 
 def command_for(task: Task, exc: ParentCommand) -> Command:

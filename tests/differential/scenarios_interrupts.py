@@ -380,7 +380,7 @@ def retry_exhausted(lib: Run):
 
 @scenario
 def command_as_input_goto(lib: Run):
-    """Command(goto=...) given to invoke: to a node, to a list, to END (LangGraph saves that write)."""
+    """Command(goto=...) given to invoke: a node, a list, END (LangGraph saves that write)."""
     g = lib.StateGraph(Trail)
     for name in ("a", "b", "c"):
         g.add_node(name, visit(name, lib))

@@ -49,7 +49,10 @@ async def fresh_async_postgres(lib, uri):
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver_factory(request):
-    """A factory for one kind of persistent saver, taking the library (memory is test_loop_same_as_langgraph's)."""
+    """A factory for one kind of persistent saver, taking the library.
+
+    (InMemorySaver is test_loop_same_as_langgraph.py's.)
+    """
     if request.param == "sqlite":
         path = request.getfixturevalue("sqlite_path")
         return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")

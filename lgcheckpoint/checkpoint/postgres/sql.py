@@ -181,7 +181,7 @@ INHERITING = """%(checkpoint)s::jsonb || jsonb_build_object('channel_values', co
 
 @functools.lru_cache(maxsize=256)
 def put_query(blobs: int, inheriting: bool) -> str:
-    """The put statement for ``blobs`` blob rows, carrying a LangGraph parent's inline values or not."""
+    """The put statement for ``blobs`` blob rows, with a LangGraph parent's inline values or not."""
     row = CHECKPOINT_ROW.format(checkpoint=INHERITING if inheriting else "%(checkpoint)s::jsonb")
     if not blobs:
         return row

@@ -268,7 +268,8 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
     except (TypeError, ValueError) as exc:
         raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
                         f"list, dict): {exc}; nothing was written") from exc
-    query = Query(INSERT_CHECKPOINT, (thread_id, ns, checkpoint["id"], parent_id, type_, blob, meta))
+    row = (thread_id, ns, checkpoint["id"], parent_id, type_, blob, meta)
+    query = Query(INSERT_CHECKPOINT, row)
     return query, as_config(config["configurable"]["thread_id"], ns, checkpoint["id"])
 
 
