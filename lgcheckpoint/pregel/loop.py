@@ -133,7 +133,7 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.replaying = rewinds or self.superseded
-        if rewinds:  # its interrupts ask again
+        if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         carried = []
         if isinstance(self.input, Command):
@@ -377,7 +377,8 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
     input          | checkpoint addressed             | case    | runs / is saved first
     ---------------+----------------------------------+---------+------------------------------
     a dict         | any, or the thread has none      | fresh   | START with the input; unfinished
-                   |                                  |         | tasks dropped / "input" checkpoint
+                   |                                  |         | tasks and stale answers dropped /
+                   |                                  |         | "input" checkpoint
     None, Command  | the latest (no checkpoint_id),   | resume  | unfinished tasks; finished ones
                    | or Command(resume=...) to any    |         | keep their writes / nothing
     None, Command  | one made by update_state (the    | replay  | all its next tasks again /

@@ -8,6 +8,8 @@ with source "update". Next: config.py.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import uuid
 from typing import Any
 
@@ -198,7 +200,10 @@ def update_as_node(edit: Edit, values: Any, as_node: str | None, task_id: str | 
     writes = node.result_writes(values)
     for branch in node.branches:
         state = branch_input(branch, local_read(edit.channels, writes, branch.reads), values)
-        writes.extend(branch_writes(branch.destinations(branch.path(state))))
+        route = branch.path(state)
+        if inspect.isawaitable(route):  # an async edge (aupdate_state runs this in a thread)
+            route = asyncio.run(route)
+        writes.extend(branch_writes(branch.destinations(route)))
     task = InputWrites(writes, path=(INTERRUPT, 0), name=as_node, triggers=[INTERRUPT])
     edit.apply([task])  # may refuse the values
     if edit.saved is not None and writes and not superseded(edit.saver, edit.config, edit.saved):
