@@ -21,8 +21,6 @@ from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.errors import MissingConfigError
 
 SAVERS = ["memory", "sqlite", "sqlite-async", "postgres", "postgres-async"]
-VERBS = ("get_tuple", "put", "put_writes", "delete_thread", "delete_for_runs", "copy_thread",
-         "prune")
 
 
 class SyncVerbs:
@@ -30,8 +28,9 @@ class SyncVerbs:
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        for verb in VERBS:
-            setattr(self, verb, getattr(saver, verb))
+        self.get_tuple, self.put, self.put_writes = saver.get_tuple, saver.put, saver.put_writes
+        self.delete_thread, self.delete_for_runs = saver.delete_thread, saver.delete_for_runs
+        self.copy_thread, self.prune = saver.copy_thread, saver.prune
 
     def list(self, config: Any, **kwargs: Any) -> list:
         return list(self.saver.list(config, **kwargs))
@@ -42,8 +41,12 @@ class AsyncVerbs:
 
     def __init__(self, saver: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.saver, self.loop = saver, loop
-        for verb in VERBS:
-            setattr(self, verb, self.awaiting(getattr(saver, "a" + verb)))
+        awaited = self.awaiting
+        self.get_tuple, self.put = awaited(saver.aget_tuple), awaited(saver.aput)
+        self.put_writes = awaited(saver.aput_writes)
+        self.delete_thread = awaited(saver.adelete_thread)
+        self.delete_for_runs = awaited(saver.adelete_for_runs)
+        self.copy_thread, self.prune = awaited(saver.acopy_thread), awaited(saver.aprune)
 
     def awaiting(self, averb: Any) -> Any:
         return lambda *args, **kwargs: self.wait(averb(*args, **kwargs))
