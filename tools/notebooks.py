@@ -106,7 +106,8 @@ def build_and_run(src: Path) -> Path:
 
 def passed(cell: nbformat.NotebookNode) -> bool:
     """Whether a cell's printed output ends with the line "right" (what ``check`` prints on success)."""
-    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])  # str, or lines
+                   if o.get("output_type") == "stream")
     return text.rstrip().endswith("\nright") or text.strip() == "right"
 
 
