@@ -2,8 +2,9 @@
 
 Each function draws one idea a chapter explains and shows it (``plt.show()`` stores image/png):
 ``super_steps`` (01), ``versions_moving`` (02), ``checkpoint_anatomy`` (03), ``storage_side_by_side``
-(05), ``bar_chart`` (06, 13). Text is 12 pt (larger than the notebook's body text at 100 %), the
-background is white in light and dark themes, and every colour the text names is drawn here.
+(05), ``bar_chart`` (06), ``conformance`` (13). Text is 12 pt (larger than the notebook's body text at 100 %), the
+background is white in light and dark themes, and the colours are the viewers' (``viz/palette.py``):
+yellow means changed in this step, as in the version table.
 Nothing in the runtime imports this module. Next: lgcheckpoint/course.py
 """
 
@@ -14,13 +15,14 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch, Patch
 
+from lgcheckpoint.viz import palette
 from lgcheckpoint.viz.history import History
 
 FONT = 12
 DPI = 100
 MAX_WIDTH = 9.6  # inches: 960 px at 100 dpi fits JupyterLab's output area (about 1,000 px)
-BLUE, ORANGE, GREEN, GREY, RED = "#1f5fbf", "#e08a00", "#2e8b3d", "#8a8a8a", "#c0392b"
-PALE_ORANGE, PALE_BLUE = "#ffe2b3", "#dbe7fb"
+BLUE, ORANGE, GREEN, GREY = palette.STRONG_BLUE, palette.STRONG_ORANGE, "#15803d", palette.LINE
+YELLOW, PALE_BLUE = palette.YELLOW, palette.BLUE  # yellow: changed (ran) in this step, as the viewers
 plt.rcParams.update({"font.size": FONT, "figure.facecolor": "white", "axes.facecolor": "white",
                      "savefig.facecolor": "white"})
 
@@ -39,7 +41,7 @@ def super_steps(history: History, title: str = "") -> None:
         for name in step.next:  # the tasks of the super-step that starts at this checkpoint
             y = len(nodes) - 1 - nodes.index(name)
             ax.add_patch(FancyBboxPatch((i + 0.12, y - 0.3), 0.76, 0.6, boxstyle="round,pad=0.02",
-                                        facecolor=PALE_ORANGE, edgecolor=ORANGE, lw=1.5))
+                                        facecolor=YELLOW, edgecolor=GREY, lw=1.5))
     ax.set_xlim(-0.5, len(steps) + (0.5 if steps and steps[-1].next else -0.3))
     ax.set_ylim(-1.8, len(nodes) - 0.3)
     ax.set_xticks([])
@@ -47,7 +49,7 @@ def super_steps(history: History, title: str = "") -> None:
     for side in ax.spines.values():
         side.set_visible(False)
     ax.set_yticks([len(nodes) - 1 - i for i in range(len(nodes))], nodes, fontsize=FONT)
-    ax.set_title(title or "blue lines: checkpoints; orange boxes: the tasks of one super-step",
+    ax.set_title(title or "blue lines: checkpoints; yellow boxes: the tasks of one super-step",
                  fontsize=FONT)
     plt.show()
 
@@ -64,7 +66,7 @@ def versions_moving(history: History, channels: list[str] | None = None, title: 
             version = step.channel_versions.get(channel)
             before = parent.channel_versions.get(channel) if parent else None
             moved = version is not None and version != before
-            ax.add_patch(plt.Rectangle((col, -row - 1), 1, 1, facecolor=PALE_ORANGE if moved else
+            ax.add_patch(plt.Rectangle((col, -row - 1), 1, 1, facecolor=YELLOW if moved else
                                        "white", edgecolor=GREY, lw=0.8))
             if version is not None:
                 ax.text(col + 0.5, -row - 0.5, str(version), ha="center", va="center",
@@ -76,7 +78,7 @@ def versions_moving(history: History, channels: list[str] | None = None, title: 
     ax.set_yticks([-r - 0.5 for r in range(len(channels))], channels, fontsize=FONT)
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
-    ax.set_title(title or "channel versions per checkpoint (orange: moved in that step; "
+    ax.set_title(title or "channel versions per checkpoint (yellow: changed in this step; "
                  "blank: not written yet)", fontsize=FONT, pad=12)
     plt.show()
 
@@ -173,4 +175,25 @@ def bar_chart(values: dict[str, float], unit: str, title: str,
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
+    plt.show()
+
+
+def conformance(scores: dict[str, tuple[int, int]], title: str) -> None:
+    """One bar per capability of the conformance suite: tests passed (green) and failed (red)."""
+    _, ax = plt.subplots(figsize=(min(MAX_WIDTH, 8.0), 0.5 * len(scores) + 1.3), dpi=DPI)
+    names = list(scores)
+    passed = [scores[n][0] for n in names]
+    failed = [scores[n][1] for n in names]
+    ax.barh(names, passed, color=GREEN, label="passed")
+    ax.barh(names, failed, left=passed, color=palette.STRONG_RED, label="failed")
+    for y, (ok, bad) in enumerate(zip(passed, failed)):
+        ax.text(ok + bad + 0.3, y, f"{ok}/{ok + bad}", va="center", fontsize=FONT)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(p + f for p, f in zip(passed, failed)) * 1.25 or 1)
+    ax.set_xlabel("tests", fontsize=FONT)
+    ax.legend(fontsize=FONT - 1, loc="lower right")
+    ax.set_title(title, fontsize=FONT)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    plt.tight_layout()
     plt.show()

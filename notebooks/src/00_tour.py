@@ -92,7 +92,7 @@ table
 
 # %% [markdown]
 # **versions_seen**: what each node saw the last time it ran. A node fires when a trigger channel
-# moved past that (`!`). At the interrupted checkpoint of the first round, `review` was next:
+# moved past that (a red cell). At the interrupted checkpoint of the first round, `review` was next:
 
 # %%
 first_wait = next(s for s in LineageGraph(graph, config).history.steps if s.interrupts)

@@ -56,7 +56,7 @@ for snap in history:
     print(f"step {snap.metadata['step']:>2}  source={snap.metadata['source']:<5}  next={snap.next}")
 
 # %% [markdown]
-# The same history as a picture: each blue line is a checkpoint, and the orange boxes right of it are
+# The same history as a picture: each blue line is a checkpoint, and the yellow boxes right of it are
 # the tasks of the super-step that starts there. The next checkpoint is taken only when every box of
 # the step has finished.
 

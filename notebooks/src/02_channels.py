@@ -65,7 +65,7 @@ for channel in sorted(saved.checkpoint["channel_versions"]):
 # Each channel carries a **version**. A write at a step boundary gives the channel a new version
 # — one more than the highest version in the checkpoint — and a node is triggered when a channel it
 # listens to moves. Below, each column is a checkpoint of the thread and each cell is the version a
-# channel had there; orange cells moved in the step that made that checkpoint:
+# channel had there; yellow cells changed in the step that made that checkpoint:
 #
 # * `c0` (step -1): the input is written to `__start__` only;
 # * `c1` (step 0): the `__start__` task wrote `topic`, `facts` and the two edges `branch:to:…`;

@@ -25,7 +25,7 @@ print(graph.get_state(config).next)
 # %% [markdown]
 # ## Versions move with every write
 # Columns are checkpoints (oldest first), rows are channels, and a cell is the channel's version at
-# that checkpoint; orange cells moved in the step that made that checkpoint. Note the edge channels
+# that checkpoint; yellow cells changed in the step that made that checkpoint. Note the edge channels
 # (`branch:to:…`, `join:…`): they are written like any state key, and their versions are what wake
 # nodes up. The last row is the **join** in front of `review`: it moves when the two research nodes
 # write to it, in the step that ends at `c3`.
@@ -37,8 +37,9 @@ versions_moving(history)
 # ## What each node has seen, at the checkpoint where `review` fires
 # At `c3` the research step has just finished. The matrix has one row per node and one column per
 # channel; a cell is `seen/current`: the version the node saw when it last ran, and the channel's
-# version now. A marked cell is a trigger channel that moved past what the node saw (the legend
-# under the image names the marks). That node fires.
+# version now. A **red** cell is a trigger channel that moved past what the node saw and holds a
+# value: that node fires. **Orange**: moved past it, but the channel is empty (consumed), so it
+# cannot fire. **Blue**: the node is up to date with that trigger.
 
 # %%
 fires = next(s for s in history.steps if "review" in s.triggered)
