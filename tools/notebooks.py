@@ -6,7 +6,8 @@ Sources are ``notebooks/src/NN_name.py`` in the "percent" cell format: ``# %%`` 
 * ``# %% [check]`` a visible code cell that defines ``check_N()`` (calling
   ``lgcheckpoint.course.check``) and runs it: a student runs it to see "right" or "not yet: hint";
 * ``# %% [solution]`` the answer: its source AND its outputs start collapsed in JupyterLab and
-  Notebook 7, and its last line calls the same ``check_N()``, so executing the notebook (and nbval)
+  Notebook 7 (the builder makes its first line a "# Solution" comment, because a collapsed cell
+  still shows its first line), and its last line calls the same ``check_N()``, so executing the notebook (and nbval)
   proves that every solution passes its check.
 
 We keep this small builder rather than jupytext: jupytext would read the same files, but it spells
@@ -30,6 +31,8 @@ CELL = re.compile(r"^# %%(?: \[(markdown|check|solution)\])?[^\n]*\n", re.MULTIL
 CHECK_DEF = re.compile(r"^def (check_\w+)\(", re.MULTILINE)
 LIMIT_SECONDS = 60  # every chapter runs in under a minute
 HIDDEN = {"source_hidden": True, "outputs_hidden": True}  # JupyterLab / Notebook 7 collapse both
+# a collapsed cell still shows its first line: make it this, not the answer's first line
+SOLUTION_FIRST_LINE = "# Solution: try the exercise first, then run the check above"
 
 
 def check_called_by(solution: str) -> str | None:
@@ -65,6 +68,8 @@ def parse(source: str) -> nbformat.NotebookNode:
             text = "\n".join(re.sub(r"^# ?", "", line) for line in body.splitlines())
             nb.cells.append(nbformat.v4.new_markdown_cell(text))
         else:
+            if kind == "solution" and not body.startswith(SOLUTION_FIRST_LINE):
+                body = f"{SOLUTION_FIRST_LINE}\n{body}"
             cell = nbformat.v4.new_code_cell(body)
             if kind == "solution":
                 cell.metadata["jupyter"] = dict(HIDDEN)
