@@ -88,3 +88,46 @@ def test_every_chapter_shows_a_picture_and_ends_in_the_source(path):
     assert read, f"{path.name}: no 'Read it in the source' section"
     assert any("show_source(" in "".join(c["source"]) for c in nb["cells"][read[0]:]
                if c["cell_type"] == "code"), f"{path.name}: 'Read it in the source' shows no source"
+
+
+# --- the guard and the builder themselves refuse what they should ------------------------------
+EXERCISE = """# %% [markdown]
+# ### Exercise 1 · Add
+# %%
+answer = None
+# %% [check]
+def check_1():
+    check(lambda: answer == 2, "add 1 and 1")
+check_1()
+# %% [solution]
+answer = 1 + 1
+check_1()
+"""
+
+
+def test_a_solution_is_hidden_with_its_output_and_opens_with_a_comment():
+    solution = tagged(parse(EXERCISE).cells, "solution")[0]
+    assert solution.metadata["jupyter"] == HIDDEN
+    assert solution.source.splitlines()[0].startswith("# Solution")
+    assert not exercise_problems(parse(EXERCISE))
+
+
+def test_the_builder_refuses_a_solution_without_its_check():
+    no_check = EXERCISE.replace("check_1()\n", "print(answer)\n").replace(
+        "def check_1():", "def check_one():")
+    assert any("must end by calling" in p for p in exercise_problems(parse(no_check)))
+    unsolved = EXERCISE.split("# %% [solution]")[0]
+    assert any("no [solution]" in p for p in exercise_problems(parse(unsolved)))
+
+
+def test_check_says_right_or_not_yet_and_show_source_finds_functions(capsys):
+    from lgcheckpoint.course import check, find_source
+
+    assert check(lambda: 1 + 1 == 2, "hint") is True
+    assert check(lambda: undefined_name, "define it") is False  # noqa: F821
+    assert capsys.readouterr().out.splitlines() == [
+        "right", "not yet: define it (NameError: name 'undefined_name' is not defined)"]
+    source = find_source("pregel/algo.py: apply_writes")
+    assert source.code.startswith("def apply_writes(") and source.first_line > 1
+    with pytest.raises(ValueError, match="has no 'nothing_here'"):
+        find_source("pregel/algo.py: nothing_here")

@@ -36,8 +36,8 @@ versions_moving(history)
 # %% [markdown]
 # ## What each node has seen, at the checkpoint where `review` fires
 # At `c3` the research step has just finished. The matrix has one row per node and one column per
-# channel; a cell is `seen/current`: the version the node saw when it last ran, and the channel's
-# version now. A **red** cell is a trigger channel that moved past what the node saw and holds a
+# channel; a cell is the version the node saw when it last ran (blank: never), and the top row is
+# each channel's version now. A **red** cell is a trigger channel that moved past what the node saw and holds a
 # value: that node fires. **Orange**: moved past it, but the channel is empty (consumed), so it
 # cannot fire. **Blue**: the node is up to date with that trigger.
 
@@ -58,8 +58,8 @@ for node, triggers in fires.triggered.items():
 assert fires.next == ["review"]
 
 # %% [markdown]
-# The rule as a table in text, for the same checkpoint (`!` = fires; `*` = moved, but the channel is
-# empty, so it cannot fire):
+# The same matrix as text, `seen/current` per cell (`!` = fires, the red cells; `*` = moved, but
+# the channel is empty, the orange cells):
 
 # %%
 print(VersionsSeenMatrix(graph, config, key=fires.key).text())
