@@ -16,8 +16,15 @@ from pathlib import Path
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.tour import build_tour_graph
 from lgcheckpoint.types import Command
-from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, HITLPanel, LineageGraph,
-                              StorageView, SuperStepPlayer, VersionsSeenMatrix)
+from lgcheckpoint.viz import (
+    ChannelVersionTable,
+    GraphDrawing,
+    HITLPanel,
+    LineageGraph,
+    StorageView,
+    SuperStepPlayer,
+    VersionsSeenMatrix,
+)
 
 db = Path(tempfile.mkdtemp()) / "tour.sqlite"
 saver_cm = SqliteSaver.from_conn_string(str(db))

@@ -263,8 +263,8 @@ def check_1():
         return stored_bytes(StorageView(saver, grow)) if saver is not None else None
 
     check(lambda: len(list(sqlite_graph.checkpointer.list(grow))) == 7
-          and len(set(t.checkpoint["channel_values"]["manual"] for t in
-                      list(sqlite_graph.checkpointer.list(grow))[:-1])) == 6
+          and len({t.checkpoint["channel_values"]["manual"] for t in
+                      list(sqlite_graph.checkpointer.list(grow))[:-1]}) == 6
           and grow_bytes == {"sqlite": measured(sqlite_graph.checkpointer),
                              "postgres": measured(pg_saver)},
           "a node returning {'step': ..., 'manual': state['manual'] + 'y'}, compiled once per saver, "

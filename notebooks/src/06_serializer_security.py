@@ -123,8 +123,8 @@ print(JsonPlusSerializer(inspect=True).loads_typed(stored))
 # %%
 from typing import TypedDict
 
-from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.graph import END, START, StateGraph
 
 

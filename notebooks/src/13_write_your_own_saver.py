@@ -29,9 +29,15 @@
 # %%
 from collections import defaultdict
 
-from lgcheckpoint.checkpoint.base import (WRITES_IDX_MAP, BaseCheckpointSaver, CheckpointTuple,
-                                          StringVersions, get_checkpoint_id,
-                                          get_checkpoint_metadata, metadata_matches)
+from lgcheckpoint.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    CheckpointTuple,
+    StringVersions,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    metadata_matches,
+)
 
 
 def address(config):
