@@ -10,6 +10,7 @@ PKG = ROOT / "lgcheckpoint"
 IMPORT_TO_DIST = {"psycopg_pool": "psycopg-pool", "traitlets": "ipywidgets"}  # import name -> distribution
 OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
     "viz": "viz", "checkpoint/postgres": "postgres", "checkpoint/sqlite/aio.py": "sqlite",
+    "course_pictures.py": "viz",  # the course's matplotlib pictures
 }
 
 

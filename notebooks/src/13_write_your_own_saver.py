@@ -91,12 +91,44 @@ print([verb for verb in ("put", "get_tuple", "put_writes", "list", "delete_threa
 
 # %% [markdown]
 # ## Grade the skeleton
-# `grade_saver` runs the suite on fresh `DictSaver()`s, one per capability. The skeleton already
-# stores and loads checkpoints, but every capability needs more than that:
+# `grade_saver` runs the suite on fresh `DictSaver()`s, one per capability (the suite is async: it
+# runs in a worker thread with its own event loop, because the kernel already runs one).
+# `check_saver` turns a grade into `right` / `not yet`. The skeleton already stores and loads
+# checkpoints, but every capability needs more than that:
 
 # %%
-from lgcheckpoint.course import grade_saver, grades
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+
+from lgcheckpoint.course import check
 from lgcheckpoint.course_pictures import conformance
+
+
+def grade_saver(make_saver, capabilities=None):
+    """Run the conformance suite on fresh savers; returns its CapabilityReport."""
+    @checkpointer_test(name=make_saver.__name__)
+    async def fresh_saver():
+        yield make_saver()
+
+    wanted = set(capabilities) if capabilities is not None else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, validate(fresh_saver, capabilities=wanted)).result()
+
+
+def grades(report):
+    """Capability -> (tests passed, tests failed)."""
+    return {name: (r.tests_passed, r.tests_failed) for name, r in report.results.items()}
+
+
+def check_saver(make_saver, capabilities, hint):
+    """Prints right only if every test of each capability passed."""
+    scores = grades(grade_saver(make_saver, capabilities))
+    failing = [f"{name}: {scores[name][1]} of {sum(scores[name])} tests fail"
+               for name in capabilities if scores[name][1] or not scores[name][0]]
+    return check(not failing, f"{hint} ({'; '.join(failing)})")
+
 
 skeleton = grades(grade_saver(DictSaver))
 conformance(skeleton, "the skeleton, graded by langgraph-checkpoint-conformance")
@@ -123,9 +155,6 @@ def put_writes(self, config, writes, task_id, task_path=""):
 DictSaver.put_writes = put_writes
 
 # %% [check]
-from lgcheckpoint.course import check_saver
-
-
 def check_1():
     check_saver(DictSaver, ["put_writes"],
                 "loop over enumerate(writes); key = (task_id, WRITES_IDX_MAP.get(channel, idx)); "
