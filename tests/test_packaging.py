@@ -15,6 +15,7 @@ OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
     "viz": "viz",
     "checkpoint/postgres": "postgres",
     "checkpoint/sqlite/aio.py": "sqlite",
+    "course_pictures.py": "viz",  # the course's matplotlib pictures
 }
 
 
