@@ -133,7 +133,7 @@ def test_widgets_driven_from_python():
     assert "c6: step 2, source update" in details.value
     view.selected = "c3"  # what a click in the browser sets
     assert "next: review  because branch:to:review 4 &gt; seen 0" in details.value
-    assert "#fde047" in LineageGraph(run.app, run.config, selected="c3").dot
+    assert "penwidth=4" in LineageGraph(run.app, run.config, selected="c3").dot
     player = SuperStepPlayer(run.app, run.config).widget()
     (_play, slider), frame = player.children[0].children, player.children[1]
     slider.value = 1
@@ -147,7 +147,8 @@ def test_widgets_driven_from_python():
     pick.value = "c3"
     assert "c3 step 2: next = review" in text.value and image.value[:8] == b"\x89PNG\r\n\x1a\n"
     bundle = VersionsSeenMatrix(run.saver, run.config)._repr_mimebundle_()
-    assert set(bundle) == {"image/png", "text/plain"} and bundle["text/plain"].startswith("VersionsSeenMatrix(c6")
+    # by default the newest checkpoint on the head's branch where a node fires: c1 (plan), not c6
+    assert set(bundle) == {"image/png", "text/plain"} and bundle["text/plain"].startswith("VersionsSeenMatrix(c1")
     storage = StorageView(run.saver, run.config).widget()
     storage.children[0].value = "blobs"
     assert "<b>blobs</b>" in storage.children[1].value
