@@ -127,7 +127,7 @@ for name, g in [("before approve", before), ("after write", after)]:
 # ## Editing the state at a breakpoint
 # The point of stopping *before* a node: a person can change what it will see. `update_state`
 # writes a new checkpoint (source `update`) as if a node had written the values; then `invoke(None)`
-# runs `approve` on the edited draft. The lineage shows the edit as its own (yellow) checkpoint.
+# runs `approve` on the edited draft. The lineage shows the edit as its own (green) checkpoint.
 
 # %%
 edit_cfg = {"configurable": {"thread_id": "edit"}}

@@ -69,7 +69,7 @@ print(graph.invoke(None, fork_config))
 
 # %% [markdown]
 # The old branch is still there. The tree now has two branches below `c1`: the dashed edge starts
-# the new one, whose first checkpoint (yellow) is the update. The thick border marks the head — the
+# the new one, whose first checkpoint (green) is the update. The thick border marks the head — the
 # checkpoint `get_state(config)` reads when no `checkpoint_id` is given: the newest one.
 
 # %%

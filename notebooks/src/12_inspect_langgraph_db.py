@@ -41,7 +41,7 @@ for message in latest.checkpoint["channel_values"]["messages"]:
 # %% [markdown]
 # ## The lineage of the thread
 # Checkpoints as a tree: the interrupt for the refund approval is marked on `c2` (orange border);
-# someone later went back to `c2` and forked with `update_state` (`c5`, yellow), and the forked
+# someone later went back to `c2` and forked with `update_state` (`c5`, green), and the forked
 # branch runs on to the head `c7`. The old branch `c3`–`c4` is still there. (The fork `c5` carries
 # an interrupt too: `approve_refund` asked again on the new branch.)
 
