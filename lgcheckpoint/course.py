@@ -3,16 +3,20 @@
 ``check(condition, hint)`` prints "right" or "not yet: <hint>" and returns whether it held; a
 condition may be a callable, so a check can run before the student has defined their answer.
 ``show_source("pregel/algo.py: apply_writes")`` displays a function of this package with its file
-and line numbers, so every chapter can end by reading the code it explained. Nothing in the runtime
-imports this module. Next: notebooks/src/00_tour.py
+and line numbers, so every chapter can end by reading the code it explained. ``grade_saver`` runs
+LangGraph's saver conformance suite (the test dependency ``langgraph-checkpoint-conformance``) on
+a saver a student wrote. Nothing in the runtime imports this module. Next: course_pictures.py
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -76,3 +80,38 @@ def show_source(*specs: str) -> None:
 
     for spec in specs:
         display(find_source(spec))
+
+
+def grade_saver(make_saver: Callable[[], Any], capabilities: Iterable[str] | None = None) -> Any:
+    """Run the conformance suite on fresh savers from ``make_saver``; returns its CapabilityReport.
+
+    The suite is async; it runs in a worker thread with its own event loop, because a notebook's
+    kernel already runs one. ``capabilities``: e.g. ``["put", "get_tuple"]``; default: all eight.
+    """
+    from langgraph.checkpoint.conformance import checkpointer_test, validate
+
+    @checkpointer_test(name=getattr(make_saver, "__name__", "saver"))
+    async def fresh_saver():
+        yield make_saver()
+
+    wanted = set(capabilities) if capabilities is not None else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, validate(fresh_saver, capabilities=wanted)).result()
+
+
+def grades(report: Any) -> dict[str, tuple[int, int]]:
+    """Capability -> (tests passed, tests failed), in the suite's order."""
+    return {name: (r.tests_passed, r.tests_failed) for name, r in report.results.items()}
+
+
+def check_saver(make_saver: Callable[[], Any], capabilities: Iterable[str], hint: str) -> bool:
+    """Grade a saver on some capabilities; "right" only if every test of each one passed."""
+    wanted = list(capabilities)
+    try:
+        report = grade_saver(make_saver, wanted)
+    except Exception as error:  # noqa: BLE001 -- a saver that cannot even start is "not yet"
+        return check(False, f"{hint} (the saver failed to start: {type(error).__name__}: {error})")
+    scores = grades(report)
+    failing = [f"{name}: {scores[name][1]} of {sum(scores[name])} tests fail" for name in wanted
+               if name not in scores or scores[name][1] or not scores[name][0]]
+    return check(not failing, f"{hint} ({'; '.join(failing)})")

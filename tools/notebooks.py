@@ -93,7 +93,8 @@ def build_and_run(src: Path) -> Path:
         raise SystemExit(f"{src.name} took {seconds:.0f} s; a chapter must run in under {LIMIT_SECONDS} s")
     for cell in nb.cells:
         if "solution" in cell.metadata.get("tags", []) and not passed(cell):
-            raise SystemExit(f"{src.name}: a solution did not pass its check:\n{cell.source}")
+            raise SystemExit(f"{src.name}: a solution did not pass its check:\n{cell.source}\n"
+                             f"--- its outputs:\n{cell.outputs}")
     nb.metadata.pop("widgets", None)  # no stored widget state: it is large and nbval ignores it
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # run timestamps only make diffs noisy
@@ -105,7 +106,8 @@ def build_and_run(src: Path) -> Path:
 
 def passed(cell: nbformat.NotebookNode) -> bool:
     """Whether a cell's printed output ends with the line "right" (what ``check`` prints on success)."""
-    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])  # str, or lines
+                   if o.get("output_type") == "stream")
     return text.rstrip().endswith("\nright") or text.strip() == "right"
 
 
