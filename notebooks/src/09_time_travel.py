@@ -36,7 +36,7 @@ print(graph.invoke({"city": "Kyoto"}, config))
 # %% [markdown]
 # ## One checkpoint, as `get_state` reports it
 # `get_state(config)` reads the latest checkpoint of the thread (or the one `checkpoint_id` names)
-# and returns a `StateSnapshot`. Its fields are everything time travel needs:
+# and returns a `StateSnapshot` (chapter 03). Its fields are everything time travel needs:
 
 # %%
 snap = graph.get_state(config)
@@ -91,9 +91,9 @@ LineageGraph(graph, config)
 # last checkpoint, newest first — so the first run's branch (`c2`, `c3`) is now branch 2.
 #
 # ## Paging through a long history
-# `get_state_history` and the saver's `list` take `limit=` and `before=` (a config whose checkpoint
-# is the exclusive upper bound), so a viewer can page through thousands of checkpoints, newest
-# first, without loading them all:
+# Chapter 03 met `list(config, before=, limit=)`; for time travel it is how a viewer pages through
+# thousands of checkpoints, newest first, without loading them all (`before` is a config whose
+# checkpoint is the exclusive upper bound):
 
 # %%
 saver = graph.checkpointer
@@ -103,24 +103,19 @@ for name, page in [("page 1", page1), ("page 2", page2)]:
     print(name, [(t.metadata["step"], t.metadata["source"]) for t in page])
 
 # %% [markdown]
-# ## Keeping, copying and pruning history
-# Time travel works only as far back as checkpoints are kept. Three saver verbs manage that:
-# `copy_thread(src, dst)` duplicates a thread (to experiment on a copy), `prune([thread],
-# strategy="keep_latest")` keeps only each namespace's latest checkpoint (the state survives, the
-# past does not), and `delete_thread(thread)` removes everything.
+# ## Pruning ends time travel
+# Time travel reaches only as far back as checkpoints are kept. Chapter 05's housekeeping verbs
+# decide that: on a copy of the thread (`copy_thread`), `prune(..., strategy="keep_latest")` keeps
+# the latest checkpoint — the state survives — but every fork point is gone.
 
 # %%
-def count(thread):
-    return len(list(saver.list({"configurable": {"thread_id": thread}})))
-
-
 saver.copy_thread("travel", "travel-copy")
-print("copy:", count("travel-copy"), "checkpoints")
-saver.prune(["travel-copy"], strategy="keep_latest")
 copy_config = {"configurable": {"thread_id": "travel-copy"}}
-print("after prune:", count("travel-copy"), "checkpoint; values kept:", graph.get_state(copy_config).values)
+print("copy:", len(list(graph.get_state_history(copy_config))), "checkpoints")
+saver.prune(["travel-copy"], strategy="keep_latest")
+kept = list(graph.get_state_history(copy_config))
+print("after prune:", len(kept), "checkpoint, values", kept[0].values, "| parent:", kept[0].parent_config)
 saver.delete_thread("travel-copy")
-print("after delete:", count("travel-copy"), "| original untouched:", count("travel"))
 
 # %% [markdown]
 # ## Exercises
