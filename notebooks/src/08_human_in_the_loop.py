@@ -102,6 +102,10 @@ panel.lineage
 
 # %%
 print(panel, "| next:", graph.get_state(config).next)
+try:
+    panel.resume("yes")  # a second answer to a finished thread is refused, not silently run
+except ValueError as refused:
+    print("refused:", refused)
 
 # %% [markdown]
 # ## Breakpoints: `interrupt_before` and `interrupt_after`
