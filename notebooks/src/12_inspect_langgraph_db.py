@@ -17,7 +17,9 @@ from pathlib import Path
 
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
-from lgcheckpoint.viz import ChannelVersionTable, LineageGraph, StorageView, VersionsSeenMatrix, load_history
+from lgcheckpoint.viz import (
+    ChannelVersionTable, LineageGraph, StorageView, VersionsSeenMatrix, load_history,
+)
 
 path = Path(tempfile.mkdtemp()) / "support.sqlite"
 shutil.copy("data/langgraph_support.sqlite", path)  # work on a copy: the course file stays pristine
