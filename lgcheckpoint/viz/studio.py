@@ -25,10 +25,17 @@ import importlib
 import io
 import json
 import subprocess
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from lgcheckpoint.viz.history import History, Step, load_history, resolve_saver, short
-from lgcheckpoint.viz.history import thread_config
+from lgcheckpoint.viz.history import (
+    History,
+    Step,
+    load_history,
+    resolve_saver,
+    short,
+    thread_config,
+)
 from lgcheckpoint.viz.lineage import describe, lineage_dot, step_label
 from lgcheckpoint.viz.player import Frame, make_frame
 from lgcheckpoint.viz.render import dot_to_svg, find_engine, missing_engine_html, quote
@@ -439,7 +446,7 @@ class Studio:
 def dot_to_png(dot: str) -> bytes:
     """Lay out DOT text as PNG with the same engine the SVG views use."""
     done = subprocess.run([find_engine(), "-Tpng", "-Gdpi=72"], input=dot.encode(),
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=60, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"Graphviz failed: {done.stderr.decode(errors='replace')[:500]}")
     return done.stdout

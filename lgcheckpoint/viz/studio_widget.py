@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anywidget
 import ipywidgets as w
