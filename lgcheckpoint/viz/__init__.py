@@ -7,6 +7,7 @@ In a notebook, after ``graph.invoke(inputs, config)`` on a graph compiled with a
     VersionsSeenMatrix(graph, config)          # why ``next`` is what it is
     SuperStepPlayer(graph, config).widget()    # replay the thread one super-step at a time
     HITLPanel(graph, config).widget()          # answer pending interrupts
+    Studio(graph, config).widget()             # drive it live: step, break, fork, answer
     StorageView(saver, config)                 # the rows as the saver stored them
 
 A saver works in place of the graph (``LineageGraph(saver, config)``), also one that LangGraph wrote.
@@ -16,18 +17,31 @@ Read in this order: ``history.py`` (the one model every viewer shares), ``render
 Every viewer displays itself statically (SVG / HTML / PNG) and has ``.widget()`` for a live kernel.
 """
 
-from lgcheckpoint.viz.hitl import HITLPanel
 from lgcheckpoint.viz.history import History, Step, aload_history, load_history
+from lgcheckpoint.viz.hitl import HITLPanel
 from lgcheckpoint.viz.lineage import LineageGraph
 from lgcheckpoint.viz.player import SuperStepPlayer
 from lgcheckpoint.viz.render import GraphvizNotFound, dot_to_svg, find_engine
 from lgcheckpoint.viz.storage import StorageView
+from lgcheckpoint.viz.studio import Refused, Studio
 from lgcheckpoint.viz.topology import GraphDrawing
 from lgcheckpoint.viz.versions import ChannelVersionTable, VersionsSeenMatrix
 
 __all__ = [
-    "ChannelVersionTable", "GraphDrawing", "GraphvizNotFound", "HITLPanel", "History",
-    "LineageGraph", "Step", "StorageView", "SuperStepPlayer", "VersionsSeenMatrix", "dot_to_svg",
-    "aload_history", "find_engine",
+    "ChannelVersionTable",
+    "GraphDrawing",
+    "GraphvizNotFound",
+    "HITLPanel",
+    "History",
+    "LineageGraph",
+    "Refused",
+    "Step",
+    "StorageView",
+    "Studio",
+    "SuperStepPlayer",
+    "VersionsSeenMatrix",
+    "aload_history",
+    "dot_to_svg",
+    "find_engine",
     "load_history",
 ]
