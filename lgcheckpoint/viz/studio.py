@@ -155,7 +155,8 @@ class Studio:
         return node in points
 
     def _breaks(self, one_step: bool) -> dict:
-        after = self.nodes if one_step else sorted(self.break_after)
+        # one step = stop after whatever ran, __start__ (which maps the input) included
+        after = ["__start__", *self.nodes] if one_step else sorted(self.break_after)
         return {"interrupt_before": sorted(self.break_before), "interrupt_after": list(after)}
 
     # --- the actions: re-read, refuse what no longer applies, make one call ---------------------

@@ -94,6 +94,7 @@ class StudioUI:
     def __init__(self, studio: Studio, keys_everywhere: bool):
         self.studio, self.lineage_page = studio, 0
         self.drawn: str | None = None  # the head id the views show
+        self.form_for: str | None = None  # the checkpoint the fork form was filled from
         s = studio
         self.status = w.HTML()
         self.status.add_class("lgc-status")
@@ -244,9 +245,11 @@ class StudioUI:
         self.frame.value = f"<pre>{html.escape(s.frame_text())}</pre>"
         self.seen.value = s.versions_html()
         self.table.value = s.table_html(self.lineage_page)
-        state = {} if shown is None else {c: v for c, v in shown.values.items()
-                                          if channel_group(c) == 0}
-        self.fork_values.value = json_text(state)
+        if self.form_for != (shown and shown.checkpoint_id):  # keep an edit until another pick
+            self.form_for = shown and shown.checkpoint_id
+            state = {} if shown is None else {c: v for c, v in shown.values.items()
+                                              if channel_group(c) == 0}
+            self.fork_values.value = json_text(state)
 
     def redraw_breaks(self) -> None:
         s = self.studio
