@@ -36,7 +36,7 @@ from lgcheckpoint.viz.history import (
     short,
     thread_config,
 )
-from lgcheckpoint.viz.lineage import describe, lineage_dot, step_label
+from lgcheckpoint.viz.lineage import describe, lineage_dot
 from lgcheckpoint.viz.player import Frame, make_frame
 from lgcheckpoint.viz.render import dot_to_svg, find_engine, missing_engine_html, quote
 from lgcheckpoint.viz.topology import graph_topology, topology_dot
@@ -288,7 +288,9 @@ class Studio:
         if frame is None:
             dot = topology_dot(self.topology, caption="no checkpoint yet")
         else:
-            caption = "checkpoint " + step_label(frame.step).replace("\n", " | ")
+            step = frame.step
+            caption = f"{step.key} · step {step.step} · {step.source}" + \
+                (" · HEAD" if step.is_head else "")
             dot = topology_dot(self.topology, running=frame.ran, next_nodes=frame.step.next,
                                fired=frame.fired, caption=caption)
         marks = []  # later attributes in DOT override earlier ones: add the breakpoint marks
@@ -361,11 +363,14 @@ class Studio:
         m = self.matrix()
         if m is None:
             return ""
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in m.channels)
+        # only the columns that say something: a trigger channel or one a node has seen
+        channels = [c for c in m.channels if any(c in m.triggers[n] or m.seen[n][c] is not None
+                                                 for n in m.nodes)]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in channels)
         rows = []
         for node in m.nodes:
             cells = []
-            for c in m.channels:
+            for c in channels:
                 seen = m.seen[node][c]
                 text = f"{seen or 0}/{m.current[c]}" if seen is not None or c in m.triggers[node] \
                     else ""
@@ -437,11 +442,12 @@ class Studio:
         except RuntimeError as error:
             return {"text/html": missing_engine_html(error), "text/plain": repr(self)}
 
-    def widget(self):
-        """The live studio: controls, topology, lineage, tables, forms (ipywidgets)."""
+    def widget(self, keys_everywhere: bool = False):
+        """The live studio: controls, topology, lineage, tables, forms (ipywidgets).
+        ``keys_everywhere``: s / r / n / p work anywhere on the page (a Voilà app)."""
         from lgcheckpoint.viz.studio_widget import studio_widget
 
-        return studio_widget(self)
+        return studio_widget(self, keys_everywhere)
 
 
 def dot_to_png(dot: str) -> bytes:

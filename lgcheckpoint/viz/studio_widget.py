@@ -27,7 +27,9 @@ STYLE = """<style>
 .lgc-studio { gap: 6px; }
 .lgc-studio .lgc-paper { background: #ffffff; color: #1f2937; border-radius: 6px;
   padding: 6px; overflow: auto; }
-.lgc-studio .lgc-paper pre { color: #1f2937; margin: 0; font-size: 12px; white-space: pre-wrap; }
+.lgc-studio .lgc-paper pre { color: #1f2937; margin: 0; font-size: 12px; line-height: 1.35;
+  white-space: pre-wrap; }
+.lgc-studio .lgc-table th { white-space: nowrap; }
 .lgc-studio .lgc-table { border-collapse: collapse; font-size: 12px; color: #1f2937; }
 .lgc-studio .lgc-table th, .lgc-studio .lgc-table td { border: 1px solid #d1d5db;
   padding: 2px 6px; text-align: left; }
@@ -135,13 +137,13 @@ class StudioUI:
         self.replay_button.on_click(lambda _: self.act(lambda h: s.replay(self.key(), False, h)))
         self.fork_values = w.Textarea(description="values", layout=w.Layout(width="420px",
                                                                             height="70px"))
-        self.fork_as = w.Dropdown(description="as_node", options=[("(none)", None)]
+        self.fork_as = w.Dropdown(description="as_node", options=[("(the last writer)", "")]
                                   + [(n, n) for n in s.nodes])
         self.fork_button = w.Button(description="fork here", icon="code-branch",
                                     button_style="warning")
         self.fork_button.on_click(lambda _: self.act(
             lambda h: s.fork(self.key(), parse_answer(self.fork_values.value),
-                             self.fork_as.value, h)))
+                             self.fork_as.value or None, h)))
         self.travel = w.VBox([w.HBox([self.replay_button, self.fork_button]),
                               self.fork_values, self.fork_as])
         self.interrupts = w.VBox()
