@@ -30,6 +30,7 @@ STYLE = """<style>
 .lgc-studio .lgc-paper pre { color: #1f2937; margin: 0; font-size: 12px; line-height: 1.35;
   white-space: pre-wrap; }
 .lgc-studio .lgc-table th { white-space: nowrap; }
+.lgc-studio .lgc-svg svg { max-width: 100%; height: auto; }
 .lgc-studio .lgc-table { border-collapse: collapse; font-size: 12px; color: #1f2937; }
 .lgc-studio .lgc-table th, .lgc-studio .lgc-table td { border: 1px solid #d1d5db;
   padding: 2px 6px; text-align: left; }
@@ -107,6 +108,8 @@ class StudioUI:
                                     tooltip="one super-step (key s)", button_style="primary")
         self.run_button = w.Button(description="Run", icon="play",
                                    tooltip="until a breakpoint, interrupt or the end (key r)")
+        self.step_button.add_class("lgc-step")
+        self.run_button.add_class("lgc-run")
         self.step_button.on_click(lambda _: self.act(lambda h: s.step(self.start_input(), h)))
         self.run_button.on_click(lambda _: self.act(lambda h: s.run(self.start_input(), h)))
         self.keys = KeyListener(everywhere=keys_everywhere)
@@ -117,8 +120,10 @@ class StudioUI:
 
         self.breaks = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.topology = SvgView()
+        self.topology.add_class("lgc-topology")
         self.topology.observe(self.on_node_click, names="selected")
         self.lineage = SvgView()
+        self.lineage.add_class("lgc-lineage")
         self.lineage.observe(self.on_checkpoint_click, names="selected")
         self.pick = w.Dropdown(description="checkpoint", layout=w.Layout(width="300px"))
         self.pick.observe(self.on_pick, names="value")
@@ -134,6 +139,7 @@ class StudioUI:
         self.table.add_class("lgc-versions-box")
 
         self.replay_button = w.Button(description="replay from here", icon="repeat")
+        self.replay_button.add_class("lgc-replay")
         self.replay_button.on_click(lambda _: self.act(lambda h: s.replay(self.key(), False, h)))
         self.fork_values = w.Textarea(description="values", layout=w.Layout(width="420px",
                                                                             height="70px"))
@@ -141,6 +147,9 @@ class StudioUI:
                                   + [(n, n) for n in s.nodes])
         self.fork_button = w.Button(description="fork here", icon="code-branch",
                                     button_style="warning")
+        self.fork_button.add_class("lgc-fork")
+        self.fork_values.add_class("lgc-fork-values")
+        self.fork_as.add_class("lgc-fork-as")
         self.fork_button.on_click(lambda _: self.act(
             lambda h: s.fork(self.key(), parse_answer(self.fork_values.value),
                              self.fork_as.value or None, h)))
@@ -153,7 +162,9 @@ class StudioUI:
                       layout=w.Layout(width="50%"))
         right = w.VBox([w.HBox([self.pick, self.older, self.newer]), paper(self.lineage),
                         self.travel], layout=w.Layout(width="50%"))
-        controls = w.HBox([self.input, self.step_button, self.run_button, self.keys, hint],
+        title = w.HTML(f"<b>lgcheckpoint studio</b> · thread "
+                       f"<code>{html.escape(str(s.history.thread_id))}</code>")
+        controls = w.HBox([title, self.input, self.step_button, self.run_button, self.keys, hint],
                           layout=w.Layout(flex_flow="row wrap", align_items="center"))
         self.box = viewer_box("Studio", [w.HTML(STYLE), controls, self.status, self.interrupts,
                                          w.HBox([left, right]), self.table])
@@ -228,14 +239,13 @@ class StudioUI:
         """Everything, from the thread as last read."""
         s = self.studio
         self.drawn = s.drawn_head
-        text = s.message or s.outcome()
-        self.status.value = html.escape(text)
-        (self.status.add_class if refused else self.status.remove_class)("refused")
         self.pick.options = [(f"{x.key} · step {x.step} · {x.source}", x.key)
                              for x in reversed(s.page(self.lineage_page))]
         self.redraw_interrupts()
         self.redraw_breaks()
         self.redraw_selection()
+        (self.status.add_class if refused else self.status.remove_class)("refused")
+        self.status.value = html.escape(s.message or s.outcome())  # last: the views are ready
 
     def redraw_selection(self) -> None:
         s = self.studio
@@ -286,6 +296,8 @@ class StudioUI:
             approve = w.Button(description="approve", button_style="success")
             reject = w.Button(description="reject", button_style="danger")
             send = w.Button(description="send edit")
+            for button, name in ((approve, "approve"), (reject, "reject"), (send, "send")):
+                button.add_class(f"lgc-{name}")
             approve.on_click(self.answer(s.approve_value, iid))
             reject.on_click(self.answer(s.reject_value, iid))
             send.on_click(lambda _, e=edit, i=iid: self.act(
