@@ -13,7 +13,8 @@ In a notebook, after ``graph.invoke(inputs, config)`` on a graph compiled with a
 A saver works in place of the graph (``LineageGraph(saver, config)``), also one that LangGraph wrote.
 
 Read in this order: ``history.py`` (the one model every viewer shares), ``render.py`` (DOT -> SVG),
-``lineage.py``, ``versions.py``, ``topology.py``, ``player.py``, ``hitl.py``, ``storage.py``.
+``lineage.py``, ``versions.py``, ``topology.py``, ``player.py``, ``studio.py`` (live:
+step, break, fork, answer; its widget and its Voilà page beside it), ``hitl.py``, ``storage.py``.
 Every viewer displays itself statically (SVG / HTML / PNG) and has ``.widget()`` for a live kernel.
 """
 

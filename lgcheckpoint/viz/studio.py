@@ -99,6 +99,7 @@ class Studio:
     # --- reading the thread -------------------------------------------------------------------
     def reload(self) -> History:
         """Re-read every checkpoint of the thread (what the view draws)."""
+        self.read_mark = self.head_mark()  # read first: a write in between makes it look stale
         self.history = load_history(self.graph, self.thread, graph=self.graph)
         if self.selected and not self._has(self.selected):
             self.selected = None
@@ -111,11 +112,13 @@ class Studio:
         except KeyError:
             return False
 
-    def head_id(self) -> str | None:
-        """The thread's newest checkpoint id, read from the saver now."""
+    def head_mark(self) -> tuple[str, int] | None:
+        """The newest checkpoint's id and its number of pending writes, read from the saver now.
+        What an action depends on changed iff this did: checkpoints are immutable, writes only
+        add, and every action acts on the head (or on an old, immutable checkpoint)."""
         latest = resolve_saver(self.graph).get_tuple({
             "configurable": {**self.thread["configurable"], "checkpoint_ns": ""}})
-        return latest.checkpoint["id"] if latest else None
+        return (latest.checkpoint["id"], len(latest.pending_writes or ())) if latest else None
 
     @property
     def head(self) -> Step | None:
@@ -163,7 +166,8 @@ class Studio:
     def _check(self, expected_head: str | None, why_not: Callable[[], str | None]) -> None:
         """Re-read the thread; refuse (writing nothing) if the action no longer applies."""
         drawn = self.drawn_head if expected_head is None else expected_head
-        self.reload()
+        if self.head_mark() != self.read_mark:  # a 1,000-checkpoint thread is read only if needed
+            self.reload()
         moved = self.drawn_head != drawn
         reason = why_not()
         if moved:

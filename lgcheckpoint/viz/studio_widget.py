@@ -5,7 +5,7 @@ out of date is refused by the studio, which says so in the status line and redra
 of the topology toggles a breakpoint before it; clicking a checkpoint of the lineage selects it.
 Keys (when focus is inside the studio, or anywhere on the Voilà page): s step, r run,
 n / p next / previous checkpoint. Drawings sit on light "paper" so they read in dark themes too.
-Next: ``storage.py``.
+Next: ``studio_app.py`` (the same widget as a web page).
 """
 
 from __future__ import annotations

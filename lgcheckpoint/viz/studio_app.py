@@ -4,7 +4,7 @@ It writes a one-cell notebook that builds the graph on the chosen saver and show
 ``Studio(...).widget()``, then serves it with Voilà, which runs the notebook in a kernel and shows
 only its widgets — no code cells. Everything is local: no account, no key, no network.
 ``ATTR`` is a compiled graph or a function ``build(checkpointer)`` that returns one; two demos
-have short names: ``travel_planner`` and ``approval_agent``. Next: ``viz/studio.py``.
+have short names: ``travel_planner`` and ``approval_agent``. Next: ``hitl.py``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def voila_command(notebook: Path, port: int, theme: str, browser: bool) -> list[
 
 
 CELL = """\
-from lgcheckpoint.studio_app import open_studio
+from lgcheckpoint.viz.studio_app import open_studio
 studio = open_studio({spec!r}, db={db!r}, thread={thread!r}, input={start!r})
 studio.widget(keys_everywhere=True)
 """
