@@ -127,7 +127,10 @@ def open_graph(stack: ExitStack, spec: str, db: str | None) -> Any:
         return with_saver(target, open_saver(stack, package_of(target), db))
     if callable(target):
         package = package_of(target)
-        graph = target(checkpointer=open_saver(stack, package, db))
+        try:
+            graph = target(checkpointer=open_saver(stack, package, db))
+        except TypeError as error:  # not a build(checkpointer) function
+            raise StudioError(f"{spec}(checkpointer=...) failed: {error}") from error
         if not (hasattr(graph, "invoke") and hasattr(graph, "get_graph")):
             raise StudioError(f"{spec}() returned {type(graph).__name__}, not a compiled graph")
         return graph
