@@ -85,3 +85,21 @@ def test_the_page_is_served_locally_with_no_sources_and_the_chosen_theme(tmp_pat
     assert command[1:3] == ["-m", "voila"] and "--theme=dark" in command
     assert "--Voila.ip=127.0.0.1" in command and "--strip_sources=True" in command
     assert "--no-browser" in command and json.dumps(command)
+
+
+@pytest.mark.postgres
+def test_a_postgres_uri_gives_a_postgres_saver(postgres_uri):
+    from psycopg.conninfo import conninfo_to_dict
+
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+
+    p = conninfo_to_dict(postgres_uri)
+    uri = f"postgresql://{p.get('user', 'postgres')}@{p['host']}:{p.get('port', 5432)}/{p['dbname']}"
+    with ExitStack() as stack:
+        graph = open_graph(stack, DEMOS["travel_planner"][0], uri)
+        assert isinstance(graph.checkpointer, PostgresSaver)
+        from lgcheckpoint.viz import Studio
+
+        studio = Studio(graph, {"configurable": {"thread_id": "pg"}})
+        studio.run(DEMOS["travel_planner"][1])
+        assert studio.pending and len(studio.history) == 4
