@@ -348,8 +348,8 @@ class Studio:
         lines = [f"{step.key} · step {step.step} · {step.source}"
                  + (" · HEAD" if step.is_head else ""),
                  "ran: " + (", ".join(frame.ran) or "-")]
-        lines += [f"  {task} wrote {channel} = {short(value, 60)}"
-                  for task, channel, value in frame.writes]
+        lines += [f"  {task} wrote {channel} = {short(value, 60)}"  # sorted: savers differ
+                  for task, channel, value in sorted(frame.writes, key=lambda w: w[:2])]
         lines.append("moved: " + (", ".join(f"{c} {a}→{b}" for c, a, b in frame.moved) or "-"))
         for node, why in sorted(step.triggered.items()):
             reasons = ", ".join(f"{t.channel} {t.current} > seen {t.seen}" for t in why)
