@@ -169,6 +169,7 @@ class StudioUI:
         self.box = viewer_box("Studio", [w.HTML(STYLE), controls, self.status, self.interrupts,
                                          w.HBox([left, right]), self.table])
         self.box.add_class("lgc-studio")
+        self.box.static = studio.png  # the viewers' ViewerBox adds this PNG where widgets fail
         self.box.ui = self  # tests and the Voilà page reach the parts from the widget
         self.redraw()
 
