@@ -35,7 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("db", help="a SQLite file, or a postgresql:// URI")
     inspect.add_argument("--thread", help="thread id (default: list the threads, show the first)")
     inspect.add_argument("--html", help="also write a standalone HTML report here")
+    from lgcheckpoint.viz import studio_app  # the studio's page: its own module
+
+    studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
     args = parser.parse_args(argv)
+    if args.command == "studio":
+        return studio_app.main(args)
     try:
         with ExitStack() as stack:
             if args.command == "tour":
