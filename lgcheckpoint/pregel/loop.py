@@ -118,9 +118,11 @@ class PregelLoop:
         self.checkpoint, self.metadata = saved.checkpoint, saved.metadata
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
+        self.forgetful = [k for k, chan in self.channels.items() if chan.forgets]
         self.step = self.metadata["step"] + 1
         self.stop = self.step + self.config["recursion_limit"] + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
+        self.values_loaded = True  # channel_values as the saver gave them: next snapshot reads all
         updated = self.checkpoint.get("updated_channels")
         self.loaded_updated = set(updated) if updated else None  # lets the first step skip a scan
         self.updated_channels: set[str] | None = None
@@ -229,7 +231,7 @@ class PregelLoop:
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
-                            self.graph.trigger_to_nodes)
+                            self.graph.trigger_to_nodes, self.forgetful)
 
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
@@ -301,15 +303,18 @@ class PregelLoop:
             metadata["parents"] = self.config[CONF].get("checkpoint_map", {})
             self.metadata = metadata
         publish = self.saver is not None and (exiting or self.durability != "exit")
+        # what moved since the last stored checkpoint: the saver writes it, the snapshot reads it
+        new_versions = new_channel_versions(
+            self.previous_versions, self.checkpoint["channel_versions"]) if publish else None
         self.checkpoint = create_checkpoint(
             self.checkpoint, self.channels if publish else None, self.step,
-            id=self.checkpoint["id"] if exiting else None, updated_channels=self.updated_channels)
+            id=self.checkpoint["id"] if exiting else None, updated_channels=self.updated_channels,
+            changed=None if self.values_loaded else new_versions)
         if publish:
+            self.values_loaded = False
             config = self.checkpoint_config  # the checkpoint this one follows (none at first)
             self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
-            versions = dict(self.checkpoint["channel_versions"])
-            new_versions = new_channel_versions(self.previous_versions, versions)
-            self.previous_versions = versions
+            self.previous_versions = dict(self.checkpoint["channel_versions"])
             # a copy: the next step mutates self.checkpoint while the saver may still be writing
             put = (config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
             if self.held_writes is not None:  # write first, publish last, in one transaction
