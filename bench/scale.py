@@ -37,16 +37,16 @@ POSTGRES = os.environ.get(
 
 # sizes per sweep (and saver): full, then --quick
 SIZES = {
-    ("thread", "memory"): ([100, 1000, 10_000], [100, 1000, 3000]),
-    ("thread", "sqlite"): ([100, 1000, 10_000, 100_000], [100, 1000, 3000]),
+    ("thread", "memory"): ([100, 1000, 10_000], [100, 1000]),
+    ("thread", "sqlite"): ([100, 1000, 10_000, 100_000], [100, 1000]),
     ("thread", "postgres"): ([100, 1000, 10_000, 100_000], [100, 1000]),
-    ("threads", "memory"): ([10, 100, 1000, 10_000], [10, 100, 1000]),
-    ("threads", "sqlite"): ([10, 100, 1000, 10_000, 100_000], [10, 100, 1000]),
-    ("threads", "postgres"): ([10, 100, 1000, 10_000, 100_000], [10, 100]),
-    ("fanout", None): ([10, 100, 1000], [10, 100, 300]),
-    ("width", None): ([10, 100, 1000], [10, 100, 1000]),
-    ("workers", None): ([1, 2, 4, 8], [1, 2, 4]),
-    ("concurrent", None): ([1, 10, 100, 1000], [1, 10, 100]),
+    ("threads", "memory"): ([10, 100, 1000, 10_000], [10, 1000]),
+    ("threads", "sqlite"): ([10, 100, 1000, 10_000, 100_000], [10, 1000]),
+    ("threads", "postgres"): ([10, 100, 1000, 10_000, 100_000], [10, 300]),
+    ("fanout", None): ([10, 100, 1000], [10, 300]),
+    ("width", None): ([10, 100, 1000], [10, 1000]),
+    ("workers", None): ([1, 2, 4, 8], [1, 2]),
+    ("concurrent", None): ([1, 10, 100, 1000], [1, 30]),
 }
 SAVERS = {"thread": ["memory", "sqlite", "postgres"], "threads": ["memory", "sqlite", "postgres"],
           "fanout": [None], "width": [None], "workers": [None], "concurrent": [None],
@@ -105,20 +105,26 @@ def where_for(saver: str | None, package: str, tmp: str, pg_uri: str | None) -> 
 
 
 def run_workers(package: str, count: int, pg_uri: str, seconds: float) -> dict:
-    """``count`` processes on one Postgres, started together; total super-steps per second."""
-    start = time.time() + 3 + count  # time for every process to import and connect
+    """``count`` processes on one Postgres, released together once all are ready; steps/s."""
     procs = [subprocess.Popen(
         [sys.executable, WORK, json.dumps({"sweep": "workers", "package": package,
-                                           "where": fresh_schema(pg_uri), "start": start,
-                                           "seconds": seconds})],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(count)]
-    total = 0
+                                           "where": fresh_schema(pg_uri), "seconds": seconds})],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(count)]
+    for proc in procs:  # each says "ready" when imported, connected and warm
+        proc.stdout.readline()
+    for proc in procs:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+    rate = 0.0
     for proc in procs:
         out, err = proc.communicate(timeout=600)
         if proc.returncode:
             return {"error": (err.strip().splitlines() or ["failed"])[-1][:200]}
-        total += json.loads(out.strip().splitlines()[-1])["steps"]
-    return {"steps_per_s": total / seconds}
+        answer = json.loads(out.strip().splitlines()[-1])
+        rate += answer["steps"] / answer["elapsed"]
+    return {"steps_per_s": rate}
 
 
 def measure(sweep: str, saver: str | None, size: int | None, repeats: int, tmp: str,
@@ -131,7 +137,7 @@ def measure(sweep: str, saver: str | None, size: int | None, repeats: int, tmp: 
                 runs[package].append(run_workers(package, size, pg_uri, 5 if quick else 10))
                 continue
             job = {"sweep": sweep, "package": package, "saver": saver, "size": size,
-                   "where": where_for(saver, package, tmp, pg_uri)}
+                   "where": where_for(saver, package, tmp, pg_uri), "quick": quick}
             runs[package].append(run_work(job))
     result = {}
     for package, answers in runs.items():
@@ -262,18 +268,30 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one run each (<5 min)")
     ap.add_argument("--only", default="thread,threads,fanout,width,workers,concurrent,floor")
     ap.add_argument("--repeats", type=int, default=None, help="runs per point (default 3; quick 1)")
+    ap.add_argument("--max-size", type=int, default=None, help="leave out larger sizes")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(WORK), "results"))
+    ap.add_argument("--replot", nargs="+", metavar="JSON",
+                    help="measure nothing: merge these scale.json files, write plots and table")
     args = ap.parse_args()
     repeats = args.repeats or (1 if args.quick else 3)
     os.makedirs(args.out, exist_ok=True)
     results: dict = {}
+    for path in args.replot or ():
+        with open(path) as f:
+            results.update(json.load(f))
     json_path = os.path.join(args.out, "scale.json")
-    with tempfile.TemporaryDirectory() as tmp, scratch_postgres() as pg_uri:
-        for sweep in args.only.split(","):
+    if args.replot:
+        args.only = ""
+        with open(json_path, "w") as f:
+            json.dump(results, f, indent=1)
+    database = contextlib.nullcontext() if args.replot else scratch_postgres()
+    with tempfile.TemporaryDirectory() as tmp, database as pg_uri:
+        for sweep in filter(None, args.only.split(",")):
             for saver in SAVERS[sweep]:
                 if (saver == "postgres" or sweep in ("workers", "concurrent")) and not pg_uri:
                     continue
-                sizes = [None] if sweep == "floor" else SIZES[(sweep, saver)][args.quick]
+                sizes = [None] if sweep == "floor" else [
+                    n for n in SIZES[(sweep, saver)][args.quick] if n <= (args.max_size or n)]
                 key = f"{sweep}/{saver}"
                 for size in sizes:
                     started = time.perf_counter()
@@ -286,8 +304,9 @@ def main() -> None:
                               for p, m in point.items()), flush=True)
                     with open(json_path, "w") as f:  # after every point: a crash keeps the rest
                         json.dump(results, f, indent=1)
-    report = (f"Exponents (slope on log-log axes), {'--quick' if args.quick else 'full'} run, "
-              f"{repeats} run(s) per point\n\n{table(results)}\n\n{floor_table(results)}\n")
+    run = "replotted" if args.replot else "--quick" if args.quick else "full"
+    report = (f"Exponents (slope on log-log axes), {run} run, {repeats} run(s) per point\n\n"
+              f"{table(results)}\n\n{floor_table(results)}\n")
     with open(os.path.join(args.out, "scale.md"), "w") as f:
         f.write(report)
     print(report)

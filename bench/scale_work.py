@@ -113,28 +113,31 @@ def thread_config(thread_id: str) -> dict:
 
 
 def build_thread(package: str, saver: Any, graph: Any, thread_id: str, length: int,
-                 extra_metadata: dict | None = None) -> dict:
+                 extra_metadata: dict | None = None, template: Any = None) -> Any:
     """A thread of ``length`` checkpoints shaped like the counter graph's, written directly.
 
-    One real invoke gives the shape; each further checkpoint changes ``n`` (a new version, as a
-    step would) and carries one task's write, as every checkpoint of a real thread does.
+    One real invoke gives the shape (or ``template``, the head of a thread built before); each
+    further checkpoint changes ``n`` (a new version, as a step would) and carries one task's
+    write, as every checkpoint of a real thread does. Returns the head, a template for the next.
     """
-    config = thread_config(thread_id)
-    graph.invoke({"n": 0}, config)
-    head = saver.get_tuple(config)
-    checkpoint, uuid6 = head.checkpoint, lib(package, "checkpoint.base.id", "uuid6") \
+    config = thread_config(thread_id)  # a new thread: its first put has no parent
+    if template is None:
+        graph.invoke({"n": 0}, config)
+        template = saver.get_tuple(config)
+        config, length = template.config, length - 2  # the invoke wrote two (input, inc)
+    checkpoint, uuid6 = template.checkpoint, lib(package, "checkpoint.base.id", "uuid6") \
         if package == "langgraph" else lib(package, "checkpoint.id", "uuid6")
     versions = dict(checkpoint["channel_versions"])
-    config = head.config
-    for step in range(length - 2):  # the invoke wrote two (input, inc)
+    for step in range(length):
         versions["n"] = saver.get_next_version(versions["n"], None)
         new = {**checkpoint, "id": str(uuid6(clock_seq=step % 16384)),
                "channel_values": {**checkpoint["channel_values"], "n": step},
                "channel_versions": dict(versions)}
         metadata = {"source": "loop", "step": step + 2, "parents": {}, **(extra_metadata or {})}
-        saver.put_writes(config, [("n", step)], str(uuid.uuid4()))
+        if config["configurable"].get("checkpoint_id"):
+            saver.put_writes(config, [("n", step)], str(uuid.uuid4()))
         config = saver.put(config, new, metadata, {"n": versions["n"]})
-    return config
+    return saver.get_tuple(config)
 
 
 # --- sweeps ------------------------------------------------------------------------------------
@@ -171,8 +174,10 @@ def sweep_threads(spec: dict) -> dict:
     with open_saver(package, kind, where) as saver:
         graph = counter_graph(package, saver)
         durable(saver, kind, False)
-        for i in range(size):
-            build_thread(package, saver, graph, f"t{i}", 3, {"user": f"u{i}"})
+        template = None
+        for i in range(size):  # one real invoke for the shape, then puts only
+            template = build_thread(package, saver, graph, f"t{i}", 3, {"user": f"u{i}"},
+                                    template)
         durable(saver, kind, True)
         picks = iter([thread_config(f"t{(i * 7919) % size}") for i in range(10_000)])
         read = WALL if kind == "postgres" else CPU
@@ -206,7 +211,9 @@ def sweep_fanout(spec: dict) -> dict:
 
 def sweep_width(spec: dict) -> dict:
     """``size`` channels, one changed per step: seconds per super-step (no saver, InMemory)."""
-    return {kind: wide_step(spec["package"], spec["size"], kind) for kind in ("none", "memory")}
+    steps = 20 if spec.get("quick") else 50
+    return {kind: wide_step(spec["package"], spec["size"], kind, steps)
+            for kind in ("none", "memory")}
 
 
 def wide_step(package: str, size: int, kind: str, steps: int = 50) -> float:
@@ -231,18 +238,22 @@ def wide_step(package: str, size: int, kind: str, steps: int = 50) -> float:
 
 
 def sweep_workers(spec: dict) -> dict:
-    """One of ``size`` processes: counter loops on its own threads until the shared deadline."""
+    """One of several processes: counter loops on its own threads for ``seconds`` after "go".
+
+    It says "ready" once imported, connected and warm, then waits for the driver's "go" on stdin,
+    so slow imports on a loaded machine do not eat into the measured window.
+    """
     package, where = spec["package"], spec["where"]
     with open_saver(package, "postgres", where) as saver:
         graph = counter_graph(package, saver, loop_to=20)
         graph.invoke({"n": 0}, thread_config(uuid.uuid4().hex), durability="sync")  # warm
-        while time.time() < spec["start"]:
-            time.sleep(0.005)
-        steps = 0
-        while time.time() < spec["start"] + spec["seconds"]:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        steps, started = 0, time.perf_counter()
+        while time.perf_counter() < started + spec["seconds"]:
             graph.invoke({"n": 0}, thread_config(uuid.uuid4().hex), durability="sync")
             steps += 20
-        return {"steps": steps}
+        return {"steps": steps, "elapsed": time.perf_counter() - started}
 
 
 def sweep_concurrent(spec: dict) -> dict:
@@ -277,14 +288,14 @@ def sweep_floor(spec: dict) -> dict:
         run = lambda: graph.invoke(
             {"n": 0}, thread_config(f"d{next(threads)}"), durability="sync")
         run()
-        out = {"step": timed(run, 5) / 50}
+        out = {"step": timed(run, 3 if spec.get("quick") else 5) / 50}
         head = saver.get_tuple(thread_config("d0"))
         out["step_bytes"] = len(saver.serde.dumps_typed(head.checkpoint)[1]) + 64
-    out["floor"] = bare_commit(kind, where, out["step_bytes"])
+    out["floor"] = bare_commit(kind, where, out["step_bytes"], 3 if spec.get("quick") else 5)
     return out
 
 
-def bare_commit(kind: str, where: str, size: int) -> float:
+def bare_commit(kind: str, where: str, size: int, repeats: int) -> float:
     """Median seconds of one committed INSERT of ``size`` bytes: the disk's price of a step."""
     payload = os.urandom(size)
     if kind == "sqlite":
@@ -303,7 +314,7 @@ def bare_commit(kind: str, where: str, size: int) -> float:
             "INSERT INTO floor_probe VALUES (%s)", (payload,))
     insert()
     times = []
-    for _ in range(5):
+    for _ in range(repeats):
         started = time.perf_counter()
         for _ in range(50):
             insert()
