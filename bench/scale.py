@@ -217,6 +217,8 @@ def fmt(value: float, metric: str) -> str:
     return f"{value * 1e3:.3g} ms" if value >= 1e-3 else f"{value * 1e6:.3g} µs"
 
 
+TITLES = {"none": "per step, no saver", "memory": "per step, InMemorySaver",
+          "per_task": "per Send task (InMemorySaver)", "steps_per_s": "total throughput"}
 XLABELS = {"thread": "checkpoints in the thread", "threads": "threads in the database",
            "fanout": "Send tasks in one step", "width": "channels (one changed per step)",
            "workers": "worker processes on one Postgres",
@@ -247,10 +249,11 @@ def plot(results: dict, out_dir: str) -> list[str]:
                     s = slope(points)
                     ax.loglog(*zip(*points), style, label=f"{LABELS[package]} "
                               f"(slope {s:.2f})" if s is not None else LABELS[package])
-            title = metric if saver == "None" else f"{saver}: {metric}"
+            name = TITLES.get(metric, metric)
+            title = name if saver == "None" else f"{saver}: {name}"
             ax.set_title(title, fontsize=13)
             ax.set_ylabel(UNITS.get(metric, "seconds"), fontsize=12)
-            ax.legend(fontsize=11)
+            ax.legend(fontsize=12)
             ax.grid(True, which="major", alpha=0.3)
         for ax in list(axes.flat)[len(panels):]:
             ax.axis("off")
@@ -305,7 +308,8 @@ def main() -> None:
                     with open(json_path, "w") as f:  # after every point: a crash keeps the rest
                         json.dump(results, f, indent=1)
     run = "replotted" if args.replot else "--quick" if args.quick else "full"
-    report = (f"Exponents (slope on log-log axes), {run} run, {repeats} run(s) per point\n\n"
+    runs = "" if args.replot else f", {repeats} run(s) per point"
+    report = (f"Exponents (slope on log-log axes), {run} run{runs}\n\n"
               f"{table(results)}\n\n{floor_table(results)}\n")
     with open(os.path.join(args.out, "scale.md"), "w") as f:
         f.write(report)
