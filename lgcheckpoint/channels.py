@@ -22,6 +22,7 @@ class Channel:
     """Base: a named slot whose value changes only at step boundaries."""
 
     key = ""
+    forgets = False  # True: a step that writes nothing to me may clear me (update([]) matters)
 
     def copy(self) -> Channel:
         return self.from_checkpoint(self.checkpoint())
@@ -75,6 +76,8 @@ class LastValue(Channel):
 
 class EphemeralValue(Channel):
     """Holds a value for exactly one step, then clears itself (triggers, input)."""
+
+    forgets = True
 
     def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
         self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
@@ -147,6 +150,10 @@ class Topic(Channel):
 
     def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
         self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
+
+    @property
+    def forgets(self) -> bool:
+        return not self.accumulate
 
     def checkpoint(self) -> list:
         return self.values

@@ -173,12 +173,15 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
                select: Sequence[str]) -> dict[str, Any]:
     """State for a conditional edge: the step's state plus this task's own writes."""
+    mine: dict[str, list] = defaultdict(list)  # grouped once: a wide state is read in O(width)
+    for chan, value in writes:
+        mine[chan].append(value)
     values = {}
     for key in select:
         chan = channels[key]
-        if mine := [value for c, value in writes if c == key]:
+        if key in mine:
             chan = chan.copy()  # the step's channel stays as it is
-            chan.update(mine)
+            chan.update(mine[key])
         if chan.is_available():
             values[key] = chan.get()
     return values
@@ -196,8 +199,13 @@ def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> Non
 
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
-                 trigger_to_nodes: Mapping[str, Sequence[str]]) -> set[str]:
-    """Land a step's writes in the channels; bump versions; record what each task saw."""
+                 trigger_to_nodes: Mapping[str, Sequence[str]],
+                 forgetful: Iterable[str] | None = None) -> set[str]:
+    """Land a step's writes in the channels; bump versions; record what each task saw.
+
+    ``forgetful`` names the channels a step without writes may clear (see Channel.forgets);
+    the loop passes them so a step costs the same however many other channels the state has.
+    """
     tasks = sorted(tasks, key=lambda t: task_path_str(t.path))
     bump_step = any(t.triggers for t in tasks)  # False for input-only writes
     versions = checkpoint["channel_versions"]
@@ -230,7 +238,8 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
             changed(chan)
     # a new step began: channels that were not written get to forget (ephemeral values)
     if bump_step:
-        for chan, channel in channels.items():
+        for chan in channels if forgetful is None else forgetful:
+            channel = channels[chan]
             if chan not in updated and channel.is_available() and channel.update([]):
                 changed(chan)
     # nothing left to trigger: this may be the last step, so release deferred channels

@@ -8,7 +8,7 @@ Next: pregel/loop.py (the super-step loop that calls these).
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from lgcheckpoint.channels import MISSING, Channel
 from lgcheckpoint.checkpoint.base import LATEST_VERSION, ChannelVersions, Checkpoint
@@ -16,12 +16,24 @@ from lgcheckpoint.checkpoint.id import uuid6
 
 
 def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,
-                      *, id: str | None = None,
-                      updated_channels: set[str] | None = None) -> Checkpoint:
-    """A new checkpoint for `step` (its uuid6 carries the step in clock_seq)."""
+                      *, id: str | None = None, updated_channels: set[str] | None = None,
+                      changed: Iterable[str] | None = None) -> Checkpoint:
+    """A new checkpoint for `step` (its uuid6 carries the step in clock_seq).
+
+    ``changed``: the channels whose version moved since ``previous`` snapshot its values. Only
+    those are read again -- an unchanged version means an unchanged value -- so a step costs the
+    same however many untouched channels the state has.
+    """
     versions = previous["channel_versions"]
     if channels is None:
         values = previous["channel_values"]
+    elif changed is not None:
+        values = dict(previous["channel_values"])
+        for key in changed:
+            if key in channels and (value := channels[key].checkpoint()) is not MISSING:
+                values[key] = value
+            else:
+                values.pop(key, None)
     else:
         # only channels that were ever written are stored
         values = {}

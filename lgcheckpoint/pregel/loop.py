@@ -117,9 +117,11 @@ class PregelLoop:
         self.checkpoint, self.metadata = saved.checkpoint, saved.metadata
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
+        self.forgetful = [k for k, chan in self.channels.items() if chan.forgets]
         self.step = self.metadata["step"] + 1
         self.stop = self.step + self.config["recursion_limit"] + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
+        self.values_loaded = True  # channel_values as the saver gave them: next snapshot reads all
         updated = self.checkpoint.get("updated_channels")
         self.loaded_updated = set(updated) if updated else None  # lets the first step skip a scan
         self.updated_channels: set[str] | None = None
@@ -232,7 +234,7 @@ class PregelLoop:
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
-                            self.graph.trigger_to_nodes)
+                            self.graph.trigger_to_nodes, self.forgetful)
 
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
@@ -294,13 +296,21 @@ class PregelLoop:
         saved_now = self.saves.saves_steps  # "exit" only needs the versions until the end
         self.checkpoint = create_checkpoint(
             self.checkpoint, self.channels if saved_now else None, self.step,
-            updated_channels=self.updated_channels)
+            updated_channels=self.updated_channels,
+            changed=self.moved_since_saved() if saved_now else None)
         if saved_now:
             self.saves.after_step(self.next_put())
         self.step += 1
 
+    def moved_since_saved(self) -> dict | None:
+        """Channels whose version moved since the last stored checkpoint (None: read them all)."""
+        if self.values_loaded:  # channel_values as the saver gave them: read every channel once
+            return None
+        return new_channel_versions(self.previous_versions, self.checkpoint["channel_versions"])
+
     def next_put(self) -> Put:
         """put's arguments for self.checkpoint, whose parent is the checkpoint saved last."""
+        self.values_loaded = False
         config = self.checkpoint_config  # the checkpoint this one follows (none at first)
         self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
         versions = dict(self.checkpoint["channel_versions"])
@@ -317,7 +327,7 @@ class PregelLoop:
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             self.checkpoint = create_checkpoint(
                 self.checkpoint, self.channels, self.step, id=self.checkpoint["id"],
-                updated_channels=self.updated_channels)
+                updated_channels=self.updated_channels, changed=self.moved_since_saved())
             put = self.next_put()
         writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
                                              if t == task_id])

@@ -80,6 +80,8 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
             for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
                 cur.execute(sql.MIGRATIONS[version])
                 cur.execute(sql.RECORD_MIGRATION, (version,))
+            for index in sql.INDEXES:
+                cur.execute(index)
 
     # --- reading ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

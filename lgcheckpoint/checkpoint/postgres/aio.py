@@ -77,6 +77,8 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
             for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
                 await cur.execute(sql.MIGRATIONS[version])
                 await cur.execute(sql.RECORD_MIGRATION, (version,))
+            for index in sql.INDEXES:
+                await cur.execute(index)
 
     # --- reading ---------------------------------------------------------------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -95,6 +95,11 @@ MIGRATIONS = [
     "ON checkpoint_writes(thread_id);",
     "ALTER TABLE checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT '';",
 ]
+# Ours, outside the numbered list (which stays LangGraph's): every setup() creates it if missing.
+# list() of a thread without a namespace walks it newest first and stops after `limit` rows,
+# instead of sorting the whole thread (the primary key orders by namespace first).
+INDEXES = ["CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoints_thread_id_checkpoint_id_idx "
+           "ON checkpoints(thread_id, checkpoint_id);"]
 LAST_MIGRATION = "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1"
 RECORD_MIGRATION = "INSERT INTO checkpoint_migrations (v) VALUES (%s)"
 

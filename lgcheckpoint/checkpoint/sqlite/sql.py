@@ -68,7 +68,12 @@ CREATE TABLE IF NOT EXISTS writes (
     value BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
+CREATE INDEX IF NOT EXISTS checkpoints_thread_id_checkpoint_id
+    ON checkpoints (thread_id, checkpoint_id, checkpoint_ns);
 """
+# The index is ours, not LangGraph's: list() of a thread without a namespace walks it newest first
+# and stops after `limit` rows, instead of sorting the whole thread (the primary key orders by
+# namespace first). LangGraph opens the file as before; SQLite keeps the index up to date.
 # files made by LangGraph before it stored task_path lack the column; this adds it (once)
 ADD_TASK_PATH = "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''"
 

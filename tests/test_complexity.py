@@ -1,0 +1,205 @@
+"""How work grows, counted rather than timed: a slow machine cannot fail these, a scan can.
+
+SQLite: ``set_progress_handler(callback, 1)`` counts the virtual-machine instructions a call
+executes, ``set_trace_callback`` the statements. Postgres: every statement the saver runs is
+recorded by a cursor class and run again under ``EXPLAIN ANALYZE``, which says how many rows each
+scan read. The loop: channel methods are counted while a wide graph runs. bench/scale.py times
+the same things beside LangGraph.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from contextlib import closing
+from typing import ClassVar, TypedDict
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from lgcheckpoint import channels as channel_module
+from lgcheckpoint.checkpoint.base import empty_checkpoint
+from lgcheckpoint.checkpoint.id import uuid6
+from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.checkpoint.postgres import PostgresSaver
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+from lgcheckpoint.graph import END, START, StateGraph
+
+SHORT, LONG = 20, 1500  # checkpoints in the two threads compared
+
+
+def config(thread_id: str, ns: str | None = "") -> dict:
+    conf = {"thread_id": thread_id} | ({} if ns is None else {"checkpoint_ns": ns})
+    return {"configurable": conf}
+
+
+def fill(saver, thread_id: str, length: int) -> None:
+    """A thread of ``length`` checkpoints, each with one task's write, through the saver API."""
+    conf, version = config(thread_id), None
+    checkpoint = empty_checkpoint()
+    for step in range(length):
+        version = saver.get_next_version(version, None)
+        checkpoint = {**checkpoint, "id": str(uuid6(clock_seq=step)),
+                      "channel_values": {"n": step, "log": [step] * 3},
+                      "channel_versions": {"n": version, "log": version}}
+        conf = saver.put(conf, checkpoint, {"source": "loop", "step": step, "parents": {}},
+                         {"n": version, "log": version})
+        saver.put_writes(conf, [("n", step + 1)], str(uuid.uuid4()))
+
+
+# --- SQLite: instructions and statements per call -----------------------------------------------
+class Counted:
+    """A SqliteSaver on a file whose connection counts VM instructions and statements."""
+
+    def __init__(self, path: str) -> None:
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.saver = SqliteSaver(self.conn)
+        self.ops = 0
+        self.statements: list[str] = []
+        self.conn.set_progress_handler(self._op, 1)
+        self.conn.set_trace_callback(self.statements.append)
+
+    def _op(self) -> int:
+        self.ops += 1
+        return 0  # 0: carry on
+
+    def cost(self, call) -> tuple[int, int]:
+        """(instructions, statements) of one call."""
+        self.ops, self.statements[:] = 0, []
+        call()
+        return self.ops, len(self.statements)
+
+
+@pytest.fixture
+def sqlite_threads(tmp_path):
+    """One file holding a short and a long thread (the long one also has a second namespace)."""
+    counted = Counted(str(tmp_path / "scale.sqlite"))
+    with closing(counted.conn):
+        counted.conn.execute("PRAGMA synchronous=OFF")  # filling only; nothing below is timed
+        fill(counted.saver, "short", SHORT)
+        fill(counted.saver, "long", LONG)
+        yield counted
+
+
+READS = {
+    "head lookup": lambda saver, t: saver.get_tuple(config(t)),
+    "list(limit=10)": lambda saver, t: list(saver.list(config(t), limit=10)),
+    "list without namespace (limit=10)": lambda saver, t: list(saver.list(config(t, None),
+                                                                          limit=10)),
+}
+
+
+@pytest.mark.parametrize("read", READS)
+def test_sqlite_reads_do_not_grow_with_thread_length(sqlite_threads, read):
+    """The same statements, and about the same instructions, for 20 and 1,500 checkpoints."""
+    fn = READS[read]
+    short_ops, short_statements = sqlite_threads.cost(lambda: fn(sqlite_threads.saver, "short"))
+    long_ops, long_statements = sqlite_threads.cost(lambda: fn(sqlite_threads.saver, "long"))
+    assert long_statements == short_statements
+    # a deeper B-tree costs a few more instructions; a scan of 1,500 rows costs tens of thousands
+    assert long_ops < 1.5 * short_ops + 500, (read, short_ops, long_ops)
+
+
+def test_sqlite_history_of_ten_runs_eleven_statements(sqlite_threads):
+    """One page query and one writes query per row shown: the rest of the thread is not read."""
+    _, statements = sqlite_threads.cost(
+        lambda: list(sqlite_threads.saver.list(config("long"), limit=10)))
+    assert statements == 1 + 10
+
+
+# --- Postgres: rows each statement's plan read ---------------------------------------------------
+class RecordingCursor(psycopg.Cursor):
+    """Remembers every statement with its parameters (the saver makes its cursors from this)."""
+
+    log: ClassVar[list] = []
+
+    def execute(self, query, params=None, **kwargs):
+        RecordingCursor.log.append((query, params))
+        return super().execute(query, params, **kwargs)
+
+
+def rows_read(conn, query, params) -> int:
+    """Rows the plan's scans produced, from EXPLAIN ANALYZE of the same statement."""
+    plan = conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", params).fetchone()
+    plan = plan["QUERY PLAN"] if isinstance(plan, dict) else plan[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+
+    def walk(node) -> int:
+        own = node["Actual Rows"] * node["Actual Loops"] if "Scan" in node["Node Type"] else 0
+        return own + sum(walk(child) for child in node.get("Plans", []))
+
+    return walk(plan[0]["Plan"])
+
+
+@pytest.fixture(scope="module")
+def postgres_threads(postgres_uri):
+    """A schema with a short and a long thread, the saver's statements recorded."""
+    schema = f"complexity_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_uri, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    uri = psycopg.conninfo.make_conninfo(postgres_uri, options=f"-csearch_path={schema}")
+    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                         cursor_factory=RecordingCursor) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        conn.execute("SET synchronous_commit = off")  # filling only
+        fill(saver, "short", SHORT)
+        fill(saver, "long", LONG)
+        conn.execute("ANALYZE")  # the planner knows the tables' sizes, as in a live database
+        yield saver, conn
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("read", READS)
+def test_postgres_reads_do_not_grow_with_thread_length(postgres_threads, read):
+    """Every statement a read runs scans about as many rows for 1,500 checkpoints as for 20."""
+    saver, conn = postgres_threads
+    scanned = {}
+    for thread_id in ("short", "long"):
+        RecordingCursor.log = []
+        READS[read](saver, thread_id)
+        statements = list(RecordingCursor.log)
+        scanned[thread_id] = sum(rows_read(conn, q, p) for q, p in statements)
+    assert scanned["long"] <= scanned["short"] + 10, scanned  # not ~1,500 more
+
+
+# --- the loop: channels untouched by a step are not visited by it --------------------------------
+def count_channel_calls(monkeypatch, width: int, steps: int) -> dict[str, int]:
+    """Calls of checkpoint() and update([]) while a loop changes c0 of ``width`` channels."""
+    counts = {"checkpoint": 0, "empty update": 0}
+    last_value = channel_module.LastValue
+    original_checkpoint, original_update = last_value.checkpoint, last_value.update
+
+    def checkpoint(self):
+        counts["checkpoint"] += 1
+        return original_checkpoint(self)
+
+    def update(self, values):
+        counts["empty update"] += not values
+        return original_update(self, values)
+
+    monkeypatch.setattr(last_value, "checkpoint", checkpoint)
+    monkeypatch.setattr(last_value, "update", update)
+    Wide = TypedDict("Wide", {f"c{i}": int for i in range(width)})
+    builder = StateGraph(Wide)
+    builder.add_node("inc", lambda s: {"c0": s["c0"] + 1})
+    builder.add_edge(START, "inc")
+    builder.add_conditional_edges("inc", lambda s: "inc" if s["c0"] < steps else END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    graph.invoke({f"c{i}": 0 for i in range(width)}, config(uuid.uuid4().hex))
+    monkeypatch.undo()
+    return counts
+
+
+def test_a_step_does_not_visit_untouched_channels(monkeypatch):
+    """Twenty more steps on 200 channels add the same calls as on 20 channels (c0's, not all)."""
+    extra = {}
+    for width in (20, 200):
+        few = count_channel_calls(monkeypatch, width, steps=10)
+        many = count_channel_calls(monkeypatch, width, steps=30)
+        extra[width] = {k: many[k] - few[k] for k in few}
+    assert extra[200] == extra[20], extra
+    assert extra[200]["checkpoint"] <= 2 * 20  # about one snapshot read per step (c0)
