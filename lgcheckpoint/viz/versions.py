@@ -18,8 +18,10 @@ from lgcheckpoint.viz.lineage import as_history
 from lgcheckpoint.viz.palette import (
     BLUE,
     CELL_CSS,
+    HEAD_CSS,
     INK,
     ORANGE,
+    PAPER,
     RED,
     TABLE_CSS,
     WHITE,
@@ -101,7 +103,7 @@ class ChannelVersionTable:
     def _repr_html_(self) -> str:
         rows, channels = self.shown()
         changed = self.changed
-        head = "".join(f'<th style="{CELL_CSS}">{header_html(c)}</th>' for c in channels)
+        head = "".join(f'<th style="{HEAD_CSS}">{header_html(c)}</th>' for c in channels)
         body = []
         for step in rows:
             tds = []
@@ -111,13 +113,14 @@ class ChannelVersionTable:
                 mark = ' class="changed"' if hit else ""
                 tds.append(f'<td{mark} style="{style}">{html.escape(self.text(step, c))}</td>')
             label = html.escape(f"{step.key} · step {step.step} · {step.source}")
-            body.append(f'<tr><th style="{CELL_CSS};white-space:nowrap">{label}</th>'
+            body.append(f'<tr><th style="{HEAD_CSS};white-space:nowrap">{label}</th>'
                         f"{''.join(tds)}</tr>")
         notes = "".join(f"<br>{html.escape(n)}" for n in self.omitted())
-        caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK}">'
+        caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK};'
+                   f'background:{PAPER}">'
                    f"{legend('yellow')}{notes}</caption>")
         return (f'<table class="lgc-table" style="{TABLE_CSS}">{caption}<thead><tr>'
-                f'<th style="{CELL_CSS}">checkpoint</th>{head}</tr></thead>'
+                f'<th style="{HEAD_CSS}">checkpoint</th>{head}</tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table>")
 
     def grid(self) -> Grid:
