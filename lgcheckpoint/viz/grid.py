@@ -107,7 +107,7 @@ def grid_png(grid: Grid) -> bytes:
     ax.set_xlim(0, width)
     ax.set_ylim(height, 0)  # inches from the top-left corner
     ax.axis("off")
-    font = {"fontsize": FONT_PT, "color": INK}
+    font = {"fontsize": FONT_PT, "color": INK, "parse_math": False}  # "$" in data is text
 
     def cell(x, y, w, h, text, fill, bold=False):
         ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=LINE, linewidth=0.8))

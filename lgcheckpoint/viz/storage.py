@@ -14,7 +14,7 @@ import json
 from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.grid import Grid, grid_png
-from lgcheckpoint.viz.history import History, load_history, version_number
+from lgcheckpoint.viz.history import VIEW_LIMIT, History, load_history, short, version_number
 from lgcheckpoint.viz.palette import CELL_CSS, HEAD_CSS, INK, PAPER, TABLE_CSS, WHITE
 
 TEXT_CSS = f"color:{INK};background:{PAPER};font-size:14px;padding:2px"
@@ -128,7 +128,7 @@ class StorageView:
     def __init__(self, saver: Any, config: dict):
         saver = getattr(saver, "checkpointer", saver)
         self.kind = saver_kind(saver)
-        self.history: History = load_history(saver, config)
+        self.history: History = load_history(saver, config, limit=VIEW_LIMIT)
         tid = self.history.thread_id
         self.tables = (memory_rows(saver, tid) if self.kind == "memory"
                        else sql_rows(saver, self.kind, tid))
@@ -250,6 +250,8 @@ def cell_text(value: Any, keys: dict[str, str]) -> str:
         return f"{keys[value]} ({value[:8]}…)"
     if isinstance(value, str):
         text = value[:81]
+    elif isinstance(value, (dict, list)):  # JSONB columns: may be deeply nested
+        return short(value, 80)
     else:
-        text = json.dumps(value, default=str)[:81]
+        text = str(value)[:81]
     return text if len(text) <= 80 else text[:79] + "…"
