@@ -23,7 +23,7 @@ TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes that belong to no task (resume map)
 WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled"}
 # a viewer reads the newest checkpoints only: a foreign thread may hold 100,000 of them
-VIEW_LIMIT = 2000
+VIEW_LIMIT = 500
 
 
 class Trigger(NamedTuple):
