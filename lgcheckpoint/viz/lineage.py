@@ -172,7 +172,8 @@ class LineageGraph(DotView):
         """A checkpoint by its id in the drawing: c3, or s0c1 (checkpoint c1 of subgraph 0)."""
         if key.startswith("s") and "c" in key:
             index, sub_key = key[1:].split("c", 1)
-            return sorted(self.history.subgraphs.items())[int(index)][1]["c" + sub_key]
+            drawn = sorted(self.history.subgraphs.items())[-MAX_SUBGRAPHS:]  # as lineage_dot
+            return drawn[int(index)][1]["c" + sub_key]
         return self.history[key]
 
     def details(self, key: str | None = None) -> str:
