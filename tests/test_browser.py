@@ -9,7 +9,9 @@ committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium t
   its effective background and is >= 12 px; every text in a drawing has contrast >= 4.5 against
   the shape it sits on; every picture is shown at >= 97 % of its pixel size (so its 15 px text is
   not shrunk).
-Screenshots: test-artifacts/viewers-{light,dark}.png and viewers-untrusted-{light,dark}.png.
+Then two course chapters that show viewers (executed by nbclient, opened untrusted) get the same
+readability checks. Screenshots: test-artifacts/viewers-{light,dark}.png,
+viewers-untrusted-{light,dark}.png and <chapter>-{light,dark}.png.
 """
 
 from __future__ import annotations
@@ -119,8 +121,29 @@ def executed_notebook(tmp_path_factory) -> Path:
     return path
 
 
+CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
+
+
+@pytest.fixture(scope="module")
+def executed_chapters(tmp_path_factory) -> Path:
+    """Course chapters that show viewers, run by nbclient in a copy of notebooks/ (their data
+    files beside them) and saved unsigned, as they will be committed."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.mktemp("course") / "notebooks"
+    shutil.copytree(HERE.parent / "notebooks", folder)
+    for name in CHAPTERS:
+        path = folder / f"{name}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        nbformat.write(nb, path)
+    return folder
+
+
 @pytest.fixture(params=list(THEMES))
-def lab(request, tmp_path, executed_notebook):
+def lab(request, tmp_path, executed_notebook, executed_chapters):
     """A JupyterLab server in one theme, with its own config/data/runtime dirs; yields
     (base URL, theme name)."""
     if not Path(CHROMIUM).exists():
@@ -132,6 +155,8 @@ def lab(request, tmp_path, executed_notebook):
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     shutil.copy(executed_notebook, root / "viewers.ipynb")
+    for name in CHAPTERS:
+        shutil.copy(executed_chapters / f"{name}.ipynb", root / f"{name}.ipynb")
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
@@ -180,8 +205,8 @@ def lab(request, tmp_path, executed_notebook):
         log.close()
 
 
-def open_notebook(page, lab_url: str) -> None:
-    page.goto(f"{lab_url}/lab/tree/viewers.ipynb?reset&token={TOKEN}")
+def open_notebook(page, lab_url: str, name: str = "viewers") -> None:
+    page.goto(f"{lab_url}/lab/tree/{name}.ipynb?reset&token={TOKEN}")
     page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext"
                            "?.session?.kernel?.status === 'idle'", timeout=90000)
 
@@ -255,6 +280,12 @@ def test_viewers_in_jupyterlab(lab):
             page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
             assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
             assert errors == [], errors
+            for name in CHAPTERS:  # a chapter as a student opens it: untrusted, not yet run
+                open_notebook(page, lab_url, name)
+                page.wait_for_selector(".jp-RenderedImage img", timeout=30000)
+                page.wait_for_timeout(1000)  # the rest of the images decode
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
+                assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
         finally:
             browser.close()
     print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")
