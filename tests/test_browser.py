@@ -1,7 +1,18 @@
-"""A real browser test of the viewers: JupyterLab on 127.0.0.1, tests/browser/viewers.ipynb opened in
-headless Debian chromium through Playwright, run all, then check that the static lineage SVG, the
-version table, the matrix image and the widgets rendered, that the player's slider, a click on the
-lineage and a HITL button round-trip to the kernel, and save test-artifacts/viewers.png."""
+"""A real browser test of the viewers, in JupyterLab's light and Dark themes.
+
+tests/browser/viewers.ipynb is first executed by nbclient and saved unsigned, as a student gets a
+committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium through Playwright:
+- before running anything (untrusted), every viewer must show as a PNG (no SVG/HTML is rendered);
+- then run all: the static lineage SVG, the version table, the matrix image and the widgets render;
+  the player's slider, a click on the lineage and a HITL button round-trip to the kernel;
+- readability is measured, not assumed: every text in an output has WCAG contrast >= 4.5 against
+  its effective background and is >= 12 px; every text in a drawing has contrast >= 4.5 against
+  the shape it sits on; every picture is shown at >= 97 % of its pixel size (so its 15 px text is
+  not shrunk).
+Then two course chapters that show viewers (executed by nbclient, opened untrusted) get the same
+readability checks. Screenshots: test-artifacts/viewers-{light,dark}.png,
+viewers-untrusted-{light,dark}.png and <chapter>-{light,dark}.png.
+"""
 
 from __future__ import annotations
 
@@ -19,11 +30,74 @@ import pytest
 
 pytestmark = pytest.mark.browser
 HERE = Path(__file__).parent
-ARTIFACT = HERE.parent / "test-artifacts" / "viewers.png"
+ARTIFACTS = HERE.parent / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TOKEN = "lgc-browser-test"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+# code cells of viewers.ipynb that display a viewer: opened untrusted, each must show a picture
+# (a PNG, or a table: JupyterLab shows untrusted HTML sanitized, inline colours kept); the
+# HITLPanel widget has no static picture yet, so 7 of the 8
+VIEWER_CELLS = 7
+MIN_CONTRAST, MIN_FONT_PX, MIN_SCALE = 4.5, 12, 0.97
+
+# Runs in the page: WCAG contrast of every output text against its effective background,
+# of every drawing's text against its shape, and the scale at which each picture is shown.
+READABILITY_JS = """
+() => {
+  const parse = (c) => {
+    const m = /rgba?\\(([^)]+)\\)/.exec(c || "");
+    if (!m) return null;
+    const p = m[1].split(",").map(Number);
+    return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+  };
+  const lum = ({r, g, b}) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const contrast = (a, b) => {
+    const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0.5) return c;
+    }
+    return {r: 255, g: 255, b: 255, a: 1};
+  };
+  const texts = [], drawings = [], pictures = [];
+  for (const root of document.querySelectorAll(".jp-OutputArea-output")) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const el = walker.currentNode.parentElement;
+      const text = walker.currentNode.textContent.trim();
+      if (!text || !el || el.closest("svg")) continue;
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const style = getComputedStyle(el);
+      texts.push({text: text.slice(0, 40), size: parseFloat(style.fontSize),
+                  ratio: contrast(parse(style.color), background(el)),
+                  where: el.closest("[class*=lgc], .jp-OutputArea-output").className});
+    }
+    for (const g of root.querySelectorAll("svg g.node, svg g.graph")) {
+      const shape = g.querySelector(":scope > polygon, :scope > path, :scope > ellipse");
+      const fill = shape && parse(getComputedStyle(shape).fill);
+      for (const t of g.querySelectorAll(":scope > text")) {
+        const fg = parse(getComputedStyle(t).fill);
+        if (!fill || !fg) continue;
+        drawings.push({text: t.textContent.slice(0, 40), ratio: contrast(fg, fill)});
+      }
+    }
+    for (const img of root.querySelectorAll("img")) {
+      pictures.push({kind: img.src.slice(5, 18), natural: img.naturalWidth,
+                     shown: img.getBoundingClientRect().width});
+    }
+  }
+  return {texts, drawings, pictures};
+}
+"""
 
 
 def free_port() -> int:
@@ -32,45 +106,91 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """A JupyterLab server with its own config/data/runtime dirs; yields its base URL."""
+@pytest.fixture(scope="module")
+def executed_notebook(tmp_path_factory) -> Path:
+    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.mktemp("executed")
+    nb = nbformat.read(HERE / "browser" / "viewers.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    path = folder / "viewers.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
+
+
+@pytest.fixture(scope="module")
+def executed_chapters(tmp_path_factory) -> Path:
+    """Course chapters that show viewers, run by nbclient in a copy of notebooks/ (their data
+    files beside them) and saved unsigned, as they will be committed."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.mktemp("course") / "notebooks"
+    shutil.copytree(HERE.parent / "notebooks", folder)
+    for name in CHAPTERS:
+        path = folder / f"{name}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        nbformat.write(nb, path)
+    return folder
+
+
+@pytest.fixture(params=list(THEMES))
+def lab(request, tmp_path, executed_notebook, executed_chapters):
+    """A JupyterLab server in one theme, with its own config/data/runtime dirs; yields
+    (base URL, theme name)."""
     if not Path(CHROMIUM).exists():
-        reason = "NO CHROMIUM at /usr/bin/chromium: apt-get install chromium (never `playwright install`)"
+        reason = ("NO CHROMIUM at /usr/bin/chromium: apt-get install chromium "
+                  "(never `playwright install`)")
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
-    shutil.copy(HERE / "browser" / "viewers.ipynb", root / "viewers.ipynb")
+    shutil.copy(executed_notebook, root / "viewers.ipynb")
+    for name in CHAPTERS:
+        shutil.copy(executed_chapters / f"{name}.ipynb", root / f"{name}.ipynb")
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    (settings / "themes.jupyterlab-settings").write_text(
+        json.dumps({"theme": THEMES[request.param]}))
     env = dict(os.environ, **{name: str(home / name.lower()) for name in (
         "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
-        "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")}, JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
+        "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")},
+        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     port = free_port()
-    log = open(tmp_path / "server.log", "w")
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={TOKEN}",
          f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
          "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
+        deadline = time.monotonic() + 120  # a loaded 2-core machine can take a minute
+        while True:
             try:
-                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=1)
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
                 break
             except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("JupyterLab did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-        yield url
+                if time.monotonic() > deadline or server.poll() is not None:
+                    log_text = (tmp_path / "server.log").read_text()[-2000:]
+                    pytest.fail(f"JupyterLab did not start: {log_text}")
+                time.sleep(0.2)
+        yield url, request.param
     finally:
         try:
             urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown?token={TOKEN}",
@@ -85,19 +205,51 @@ def lab(tmp_path):
         log.close()
 
 
+def open_notebook(page, lab_url: str, name: str = "viewers") -> None:
+    page.goto(f"{lab_url}/lab/tree/{name}.ipynb?reset&token={TOKEN}")
+    page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext"
+                           "?.session?.kernel?.status === 'idle'", timeout=90000)
+
+
+def check_untrusted(page, theme: str) -> None:
+    """Opened before running: the stored outputs are untrusted; each viewer must show its PNG."""
+    try:
+        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output"
+                               f" :is(img, table)').length >= {VIEWER_CELLS}", timeout=30000)
+    finally:
+        page.screenshot(path=str(ARTIFACTS / f"viewers-untrusted-{theme}.png"), full_page=True)
+    assert page.locator(".jp-RenderedSVG").count() == 0  # JupyterLab renders no untrusted SVG
+    assert_readable(page.evaluate(READABILITY_JS), min_pictures=5)
+
+
+def assert_readable(found: dict, min_pictures: int) -> None:
+    """Contrast and size of every text, and the scale of every picture, as measured in the page."""
+    texts, drawings, pictures = found["texts"], found["drawings"], found["pictures"]
+    low = [t for t in texts if t["ratio"] < MIN_CONTRAST or t["size"] < MIN_FONT_PX]
+    assert texts and not low, low[:10]
+    faint = [d for d in drawings if d["ratio"] < MIN_CONTRAST]
+    assert not faint, faint[:10]
+    shrunk = [p for p in pictures if p["natural"] and p["shown"] < MIN_SCALE * p["natural"]]
+    assert len(pictures) >= min_pictures and not shrunk, (len(pictures), shrunk)
+    worst = min(t["ratio"] for t in texts)
+    print(f"readability: {len(texts)} texts (lowest contrast {worst:.1f}), {len(drawings)} drawing "
+          f"texts, {len(pictures)} pictures, none shrunk")
+
+
 def test_viewers_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
+    lab_url, theme = lab
+    ARTIFACTS.mkdir(exist_ok=True)
     started = time.monotonic()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 2400})
+            page = browser.new_page(viewport={"width": 1280, "height": 6400})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{lab}/lab/tree/viewers.ipynb?reset&token={TOKEN}")
-            page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext"
-                                   "?.session?.kernel?.status === 'idle'", timeout=30000)
+            open_notebook(page, lab_url)
+            check_untrusted(page, theme)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             for selector in [
                 ".jp-RenderedSVG :is(svg, img)",  # static lineage (JupyterLab shows SVG as <img>)
@@ -117,15 +269,23 @@ def test_viewers_in_jupyterlab(lab):
             page.wait_for_selector(".lgc-frame:has-text('frame 3/4')", timeout=10000)
             # click a checkpoint in the lineage widget -> Python -> details
             page.locator(".lgc-svg g.node:has(title:text-is('c1'))").first.click()
-            page.wait_for_selector(".lgc-details:has-text('c1: step 0, source loop')", timeout=10000)
+            page.wait_for_selector(".lgc-details:has-text('c1: step 0, source loop')",
+                                   timeout=10000)
             # HITL: approve -> Command(resume=...) -> status line and a refreshed lineage
             page.locator(".lgc-hitl button:has-text('approve')").first.click()
             page.wait_for_selector(".lgc-hitl-status:has-text('resumed with')", timeout=15000)
-            page.wait_for_selector(".lgc-hitl .lgc-svg g.node:has(title:text-is('c4'))", timeout=10000)
-            page.locator(".lgc-hitl").first.scroll_into_view_if_needed()
-            ARTIFACT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACT), full_page=True)
+            page.wait_for_selector(".lgc-hitl .lgc-svg g.node:has(title:text-is('c4'))",
+                                   timeout=10000)
+            page.wait_for_timeout(500)  # images decode
+            page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
+            assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
             assert errors == [], errors
+            for name in CHAPTERS:  # a chapter as a student opens it: untrusted, not yet run
+                open_notebook(page, lab_url, name)
+                page.wait_for_selector(".jp-RenderedImage img", timeout=30000)
+                page.wait_for_timeout(1000)  # the rest of the images decode
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
+                assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
         finally:
             browser.close()
-    assert time.monotonic() - started < 60
+    print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")

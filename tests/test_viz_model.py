@@ -101,7 +101,8 @@ def test_lineage_dot(full):
     assert 'c2 [label="c2  step 1  loop\\nupdated: __pregel_tasks, items\\nnext: work, work\\n' \
            'ERROR in work (retried ok): ' in dot and f'color="{palette.STRONG_RED}"' in dot
     assert 'c3 [label="c3  step 2  loop\\nupdated: branch:to:review, items\\nnext: review\\n' \
-           f'INTERRUPT in review", fillcolor="{palette.GREY}", color="{palette.STRONG_ORANGE}"' in dot
+           f'INTERRUPT in review", fillcolor="{palette.GREY}", ' \
+           f'color="{palette.STRONG_ORANGE}"' in dot
     assert 'c6 [label="HEAD  c6  step 2  update' in dot and f'fillcolor="{palette.GREEN}"' in dot
     assert full.config["configurable"]["thread_id"] not in dot
     for step in load_history(full.saver, full.config).steps:  # never raw uuids in the drawing
@@ -130,7 +131,8 @@ def test_channel_version_table(full):
     html = table._repr_html_()
     assert html.count('class="changed"') == len(table.changed)
     values = ChannelVersionTable(full.saver, full.config, show="values")
-    assert values.cell("c5", "verdict") == "approve!" and "&#x27;approve!&#x27;" in values._repr_html_()
+    assert values.cell("c5", "verdict") == "approve!"
+    assert "&#x27;approve!&#x27;" in values._repr_html_()
     with pytest.raises(ValueError, match="versions"):
         ChannelVersionTable(full.saver, full.config, show="bytes")
 
@@ -154,7 +156,8 @@ def test_player_frames(full):
     player = SuperStepPlayer(full.app, full.config, until="c5")
     assert len(player.frames) == 6
     assert player.frames[2].ran == ["plan"] and player.frames[3].ran == ["work", "work"]
-    assert ("plan", "work") in player.frames[2].fired and ("work", "review") in player.frames[3].fired
+    assert ("plan", "work") in player.frames[2].fired
+    assert ("work", "review") in player.frames[3].fired
     text = player.frame_text(4)
     assert text.splitlines()[:4] == ["frame 5/6: c4 step 3 (loop)", "ran: review",
                                      "  review wrote verdict = 'approve'",
@@ -187,7 +190,8 @@ def test_dot_is_deterministic_across_savers_and_runtimes(saver_for, sqlite_path)
     from langgraph.checkpoint.memory import InMemorySaver
 
     reference = run_until_interrupt(runtime("langgraph"), InMemorySaver())
-    ours, theirs = LineageGraph(run.saver, run.config), LineageGraph(reference.saver, reference.config)
+    ours = LineageGraph(run.saver, run.config)
+    theirs = LineageGraph(reference.saver, reference.config)
     assert ours.dot == theirs.dot  # same graph + input -> the very same text on any saver/runtime
     for show in ("versions", "values"):
         assert ChannelVersionTable(run.saver, run.config, show=show)._repr_html_() == \
@@ -283,7 +287,8 @@ def test_details_and_frames_are_the_same_text_on_every_saver(saver_for):
         assert LineageGraph(ours.app, ours.config).details(key) == \
             LineageGraph(reference.app, reference.config).details(key)
     frames = [SuperStepPlayer(r.app, r.config, until="c5") for r in (ours, reference)]
-    assert [frames[0].frame_text(i) for i in range(6)] == [frames[1].frame_text(i) for i in range(6)]
+    texts = [[f.frame_text(i) for i in range(6)] for f in frames[:2]]
+    assert texts[0] == texts[1]
 
 
 @pytest.mark.lesson("09_time_travel")

@@ -49,7 +49,8 @@ def build(rt, saver, size, edges, joins, pause):
 
 
 @pytest.mark.parametrize("rt_name", ["langgraph", "lgcheckpoint"])
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=dags())
 def test_next_matches_the_graph_on_random_dags(rt_name, shape):
     rt = runtime(rt_name)

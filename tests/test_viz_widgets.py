@@ -82,7 +82,8 @@ def test_storage_view(saver_for):
     rt, saver, kind = saver_for
     run = run_full(rt, saver)
     view = StorageView(saver, run.config)
-    expected_tables = {"memory": ["storage", "writes", "blobs"], "sqlite": ["checkpoints", "writes"],
+    expected_tables = {"memory": ["storage", "writes", "blobs"],
+                       "sqlite": ["checkpoints", "writes"],
                        "postgres": ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]}[kind]
     assert view.kind == kind and list(view.tables) == expected_tables
     assert [c.key for c in view.per_checkpoint] == [f"c{i}" for i in range(7)]
@@ -93,7 +94,8 @@ def test_storage_view(saver_for):
     else:  # a value is stored once per version and shared by later checkpoints
         assert view.blobs_shared > 0 and view.per_checkpoint[0].blobs_new == 1
         c5 = view.per_checkpoint[5]
-        assert c5.blobs_shared > 0 and c5.blobs_new + c5.blobs_shared <= len(load_history(saver, run.config)["c5"].channel_versions)
+        c5_channels = load_history(saver, run.config)["c5"].channel_versions
+        assert c5.blobs_shared > 0 and c5.blobs_new + c5.blobs_shared <= len(c5_channels)
     assert repr(view).startswith(f"StorageView({kind}: ")
     assert "c3 (" in view.table_html(expected_tables[0])  # ids shown with their cN name
 
@@ -119,9 +121,11 @@ def test_database_written_by_langgraph(tmp_path):
     for reader in readers:
         lineage = LineageGraph(reader, run.config)
         assert lineage.dot == expected == LineageGraph(reference.saver, reference.config).dot
-        assert VersionsSeenMatrix(reader, run.config, key="c3").fires == {("review", "branch:to:review")}
+        matrix = VersionsSeenMatrix(reader, run.config, key="c3")
+        assert matrix.fires == {("review", "branch:to:review")}
         assert StorageView(reader, run.config).kind == "sqlite"
-    assert len(readers) == 2, "lgcheckpoint.checkpoint.sqlite.SqliteSaver should read LangGraph's file"
+    assert len(readers) == 2, \
+        "lgcheckpoint.checkpoint.sqlite.SqliteSaver should read LangGraph's file"
 
 
 def test_widgets_driven_from_python():
@@ -148,7 +152,8 @@ def test_widgets_driven_from_python():
     assert "c3 step 2: next = review" in text.value and image.value[:8] == b"\x89PNG\r\n\x1a\n"
     bundle = VersionsSeenMatrix(run.saver, run.config)._repr_mimebundle_()
     # by default the newest checkpoint on the head's branch where a node fires: c1 (plan), not c6
-    assert set(bundle) == {"image/png", "text/plain"} and bundle["text/plain"].startswith("VersionsSeenMatrix(c1")
+    assert set(bundle) == {"image/png", "text/plain"}
+    assert bundle["text/plain"].startswith("VersionsSeenMatrix(c1")
     storage = StorageView(run.saver, run.config).widget()
     storage.children[0].value = "blobs"
     assert "<b>blobs</b>" in storage.children[1].value

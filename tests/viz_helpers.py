@@ -16,8 +16,10 @@ from typing_extensions import TypedDict
 RUNTIMES = {"langgraph": ("langgraph.graph", "langgraph.types"),
             "lgcheckpoint": ("lgcheckpoint.graph", "lgcheckpoint.types")}
 SAVERS = {
-    "memory": {"langgraph": "langgraph.checkpoint.memory", "lgcheckpoint": "lgcheckpoint.checkpoint.memory"},
-    "sqlite": {"langgraph": "langgraph.checkpoint.sqlite", "lgcheckpoint": "lgcheckpoint.checkpoint.sqlite"},
+    "memory": {"langgraph": "langgraph.checkpoint.memory",
+               "lgcheckpoint": "lgcheckpoint.checkpoint.memory"},
+    "sqlite": {"langgraph": "langgraph.checkpoint.sqlite",
+               "lgcheckpoint": "lgcheckpoint.checkpoint.sqlite"},
     "postgres": {"langgraph": "langgraph.checkpoint.postgres",
                  "lgcheckpoint": "lgcheckpoint.checkpoint.postgres"},
 }
@@ -62,7 +64,8 @@ class SubState(TypedDict):
 
 
 def build_review_graph(rt: SimpleNamespace, saver: Any, flaky: dict, subgraph: bool = False) -> Any:
-    """plan -Send-> work x2 (fails once) -> review (interrupt) -> polish (a node, or a subgraph) -> END."""
+    """plan -Send-> work x2 (fails once) -> review (interrupt) -> polish (a node or a subgraph)
+    -> END."""
 
     def plan(state):
         return {"items": []}
@@ -115,6 +118,7 @@ def run_full(rt: SimpleNamespace, saver: Any, subgraph: bool = False) -> SimpleN
     run = run_until_interrupt(rt, saver, subgraph)
     run.result = run.app.invoke(rt.Command(resume="approve"), run.config)
     history = list(saver.list(run.config))
-    step1 = next(t for t in history if t.metadata["step"] == 1 and not t.config["configurable"]["checkpoint_ns"])
+    step1 = next(t for t in history if t.metadata["step"] == 1
+                 and not t.config["configurable"]["checkpoint_ns"])
     run.fork_config = run.app.update_state(step1.config, {"topic": "forked"})
     return run

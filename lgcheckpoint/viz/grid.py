@@ -2,9 +2,10 @@
 
 The version table, the versions_seen matrix and the storage summary are grids of short texts with
 a fill per cell. A PNG of them shows in untrusted notebooks and on GitHub, where HTML tables lose
-their colours. Sizes are in inches at ``DPI``, so text is ``FONT_PT`` points = 15 px on screen; a
+their colours. Text is ``FONT_PT`` points at ``DPI`` = 15 px on screen (its pixel size); a
 grid wider than an output area is wrapped into stacked panels (the row labels repeat) instead of
-shrinking its text. Next: ``versions.py`` uses it.
+shrinking its text. Pillow draws it with matplotlib's DejaVu fonts: a 60 x 40 grid takes
+milliseconds. Next: ``versions.py`` uses it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import io
 import re
 import textwrap
+from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
 from lgcheckpoint.viz.palette import (
@@ -27,9 +30,9 @@ from lgcheckpoint.viz.palette import (
     WHITE,
 )
 
-CHAR_IN = 0.56 * FONT_PT / 72  # average width of one character, inches
-LINE_IN = 1.35 * FONT_PT / 72  # one line of text, inches
-PAD_IN = 0.08
+TEXT_PX = round(FONT_PT * DPI / 72)  # 15 px: the size the text has on screen
+PAD_PX, LINE_PX = 7, TEXT_PX + 5
+ROW_PX = LINE_PX + 9
 
 
 class Grid(NamedTuple):
@@ -56,18 +59,30 @@ def wrap_label(text: str, width: int = 11) -> list[str]:
     return lines
 
 
+@lru_cache(maxsize=1)
+def fonts():
+    """DejaVu Sans, regular and bold, from matplotlib's own files (present wherever it is)."""
+    import matplotlib
+    from PIL import ImageFont
+
+    folder = Path(matplotlib.__file__).parent / "mpl-data" / "fonts" / "ttf"
+    return (ImageFont.truetype(str(folder / "DejaVuSans.ttf"), TEXT_PX),
+            ImageFont.truetype(str(folder / "DejaVuSans-Bold.ttf"), TEXT_PX))
+
+
 def column_widths(grid: Grid) -> list[float]:
-    """Inches per column: the widest of its header lines and its cells."""
+    """Pixels per column: the widest of its header lines and its cells."""
+    regular, bold = fonts()
     widths = []
     for j, name in enumerate(grid.columns):
-        chars = max([len(line) for line in wrap_label(name)]
-                    + [len(row[j]) for row in grid.cells] + [2])
-        widths.append(chars * CHAR_IN + 2 * PAD_IN)
+        texts = max([bold.getlength(line) for line in wrap_label(name)]
+                    + [regular.getlength(row[j]) for row in grid.cells] + [regular.getlength("00")])
+        widths.append(texts + 2 * PAD_PX)
     return widths
 
 
 def panels(widths: list[float], room: float) -> list[list[int]]:
-    """Split column indexes into runs that fit ``room`` inches each (at least one column each)."""
+    """Split column indexes into runs that fit ``room`` pixels each (at least one column each)."""
     out: list[list[int]] = [[]]
     used = 0.0
     for j, w in enumerate(widths):
@@ -79,67 +94,71 @@ def panels(widths: list[float], room: float) -> list[list[int]]:
     return out
 
 
+def wrap_text(text: str, width_px: float) -> list[str]:
+    """Wrap words so that each line fits ``width_px`` pixels."""
+    regular, _ = fonts()
+    per_char = regular.getlength("abcdefghijklmnopqrstuvwxyz_ 0123456789") / 38
+    return textwrap.wrap(text, max(int(width_px / per_char), 10)) or [""]
+
+
 def grid_png(grid: Grid) -> bytes:
-    """Draw the grid (wrapped into panels when wide) on a white card and return PNG bytes."""
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
+    """Draw the grid (wrapped into panels when wide) on a white card and return PNG bytes.
+    Pillow draws the text: a 60 x 40 grid costs milliseconds, not seconds."""
+    from PIL import Image, ImageDraw
 
-    label_w = max([len(r) for r in grid.rows] + [4]) * CHAR_IN + 2 * PAD_IN
+    regular, bold = fonts()
+    margin, max_width = 10, int(MAX_WIDTH_IN * DPI)
+    label_w = max([regular.getlength(r) for r in grid.rows] + [40.0]) + 2 * PAD_PX
     widths = column_widths(grid)
-    runs = panels(widths, MAX_WIDTH_IN - label_w - 0.2)
-    row_h = LINE_IN + 0.12
-    layout = []  # (columns, header height) per panel
-    for run in runs:
-        lines = max(len(wrap_label(grid.columns[j])) for j in run)
-        layout.append((run, lines * LINE_IN + 0.12))
-    width = min(MAX_WIDTH_IN, max(label_w + max(sum(widths[j] for j in run) for run in runs) + 0.2,
-                                  6.0))
-    fit = int((width - 0.5) / CHAR_IN)  # characters per line of text under the grid
-    title = "\n".join(textwrap.wrap(grid.title, fit))
-    notes = [textwrap.wrap(f"{name}: {MEANING[name]}", fit - 3) for name in grid.legend]
-    notes += [textwrap.wrap(note, fit) for note in grid.notes]
-    title_h = (title.count("\n") + 1) * LINE_IN + 0.1 if title else 0.0
-    notes_h = sum(len(n) for n in notes) * LINE_IN + 0.1
-    body_h = sum(head + row_h * len(grid.rows) + 0.2 for _, head in layout)
-    height = title_h + body_h + notes_h + 0.1
-    fig = Figure(figsize=(width, height), facecolor=PAPER)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, width)
-    ax.set_ylim(height, 0)  # inches from the top-left corner
-    ax.axis("off")
-    font = {"fontsize": FONT_PT, "color": INK}
+    runs = panels(widths, max_width - label_w - 2 * margin)
+    heads = [max(len(wrap_label(grid.columns[j])) for j in run) * LINE_PX + 8 for run in runs]
+    table_w = label_w + max((sum(widths[j] for j in run) for run in runs), default=0)
+    width = int(min(max_width, max(table_w + 2 * margin, 600)))
+    title = wrap_text(grid.title, width - 2 * margin) if grid.title else []
+    notes = [wrap_text(f"{name}: {MEANING[name]}", width - 2 * margin - 30)
+             for name in grid.legend]
+    notes += [wrap_text(note, width - 2 * margin) for note in grid.notes]
+    height = (margin + len(title) * LINE_PX + 8 + sum(h + ROW_PX * len(grid.rows) + 14
+                                                      for h in heads)
+              + sum(len(n) for n in notes) * LINE_PX + margin)
+    image = Image.new("RGB", (width, int(height)), PAPER)
+    draw = ImageDraw.Draw(image)
 
-    def cell(x, y, w, h, text, fill, bold=False):
-        ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=LINE, linewidth=0.8))
-        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", linespacing=1.15,
-                fontweight="bold" if bold else "normal", **font)
+    def cell(x, y, w, h, lines, fill, font):
+        draw.rectangle([x, y, x + w, y + h], fill=fill, outline=LINE, width=1)
+        top = y + h / 2 - (len(lines) - 1) * LINE_PX / 2
+        for k, line in enumerate(lines):
+            draw.text((x + w / 2, top + k * LINE_PX), line, fill=INK, font=font, anchor="mm")
 
-    y = 0.1
-    if title:
-        ax.text(0.1, y, title, ha="left", va="top", fontweight="bold", **font)
-        y += title_h
-    for run, head in layout:
-        x = 0.1 + label_w
+    y = margin
+    for line in title:
+        draw.text((margin, y), line, fill=INK, font=bold)
+        y += LINE_PX
+    y += 8
+    for run, head in zip(runs, heads):
+        x = margin + label_w
         for j in run:
-            cell(x, y, widths[j], head, "\n".join(wrap_label(grid.columns[j])), GREY, bold=True)
+            cell(x, y, widths[j], head, wrap_label(grid.columns[j]), GREY, bold)
             x += widths[j]
         y += head
         for i, label in enumerate(grid.rows):
-            cell(0.1, y, label_w, row_h, label, GREY)
-            x = 0.1 + label_w
+            cell(margin, y, label_w, ROW_PX, [label], GREY, regular)
+            x = margin + label_w
             for j in run:
-                cell(x, y, widths[j], row_h, grid.cells[i][j], grid.fills[i][j] or WHITE)
+                cell(x, y, widths[j], ROW_PX, [grid.cells[i][j]], grid.fills[i][j] or WHITE,
+                     regular)
                 x += widths[j]
-            y += row_h
-        y += 0.2
+            y += ROW_PX
+        y += 14
     for k, lines in enumerate(notes):
-        indent = 0.1
+        indent = margin
         if k < len(grid.legend):  # a swatch of the colour before its meaning
-            ax.add_patch(Rectangle((0.1, y + 0.03), 0.22, LINE_IN - 0.06,
-                                   facecolor=FILLS[grid.legend[k]], edgecolor=LINE, linewidth=0.8))
-            indent = 0.4
-        ax.text(indent, y, "\n".join(lines), ha="left", va="top", linespacing=1.2, **font)
-        y += len(lines) * LINE_IN
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, facecolor=PAPER)
-    return buf.getvalue()
+            draw.rectangle([margin, y + 3, margin + 22, y + LINE_PX - 3],
+                           fill=FILLS[grid.legend[k]], outline=LINE)
+            indent = margin + 30
+        for line in lines:
+            draw.text((indent, y), line, fill=INK, font=regular)
+            y += LINE_PX
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", dpi=(DPI, DPI))
+    return buffer.getvalue()

@@ -12,6 +12,7 @@ Next: ``lineage.py`` draws these steps.
 from __future__ import annotations
 
 import asyncio
+import reprlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -21,6 +22,8 @@ ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__"
 TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes that belong to no task (resume map)
 WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled"}
+# a viewer reads the newest checkpoints only: a foreign thread may hold 100,000 of them
+VIEW_LIMIT = 500
 
 
 class Trigger(NamedTuple):
@@ -106,6 +109,7 @@ class History:
     node_triggers: dict[str, list[str]]
     channels: list[str]  # every channel ever versioned: state keys first, then by first appearance
     subgraphs: dict[str, History] = field(default_factory=dict)  # ns -> history of a subgraph
+    truncated: bool = False  # older checkpoints exist that were not read (``limit``)
 
     def __getitem__(self, key: str | int) -> Step:
         if isinstance(key, int):
@@ -154,12 +158,14 @@ def resolve_saver(source: Any) -> Any:
     return saver
 
 
-def load_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> History:
-    """Read a thread's checkpoints from a saver (or a compiled graph) and build the model."""
+def load_history(source: Any, config: dict, graph: Any = None, ns: str = "",
+                 limit: int | None = None) -> History:
+    """Read a thread's checkpoints from a saver (or a compiled graph) and build the model;
+    ``limit`` reads only the newest ones (c0 is then the oldest one read)."""
     thread = thread_config(config)
     saver = resolve_saver(source)
     try:
-        tuples = list(saver.list(thread))
+        tuples = list(saver.list(thread, limit=limit))
     except (NotImplementedError, asyncio.InvalidStateError) as error:  # an async saver
         raise TypeError(
             f"{type(saver).__name__} cannot be read synchronously here: use "
@@ -168,10 +174,11 @@ def load_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> 
     return assemble(tuples, thread, graph or graph_of(source), ns)
 
 
-async def aload_history(source: Any, config: dict, graph: Any = None, ns: str = "") -> History:
+async def aload_history(source: Any, config: dict, graph: Any = None, ns: str = "",
+                        limit: int | None = None) -> History:
     """The same model read through an async saver's ``alist``."""
     thread = thread_config(config)
-    tuples = [t async for t in resolve_saver(source).alist(thread)]
+    tuples = [t async for t in resolve_saver(source).alist(thread, limit=limit)]
     return assemble(tuples, thread, graph or graph_of(source), ns)
 
 
@@ -223,7 +230,8 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
         steps[-1].is_head = True
     assign_branches(steps, by_key)
     name_tasks(steps, tuples, graph)
-    return History(thread_id, ns, steps, node_triggers, channels)
+    truncated = any(t.parent_config and s.parent is None for s, t in zip(steps, tuples))
+    return History(thread_id, ns, steps, node_triggers, channels, truncated=truncated)
 
 
 def make_step(index: int, t: Any, keys: dict[str, str]) -> Step:
@@ -394,8 +402,16 @@ def names_from_graph(graph: Any, config: dict) -> dict[str, str]:
         return {}
 
 
+BOUNDED = reprlib.Repr()  # its cost is bounded by these limits, not by the value's size
+BOUNDED.maxlevel, BOUNDED.maxdict, BOUNDED.maxlist, BOUNDED.maxtuple = 4, 6, 8, 8
+BOUNDED.maxstring = BOUNDED.maxother = 200
+
+
 def short(value: Any, width: int = 40) -> str:
-    """A one-line repr for labels and cells, without memory addresses."""
+    """A one-line repr for labels and cells, without memory addresses; a 100 MB string or a
+    value nested 10,000 deep costs no more than a small one."""
+    if isinstance(value, (str, bytes)) and len(value) > 4 * width:
+        value = value[: 4 * width]  # cut before repr: never copy a huge value
     if is_packet(value):
         text = f"Send({value.node})"
     elif type(value).__name__ == "Interrupt":  # its id is random: leave it out
@@ -405,7 +421,7 @@ def short(value: Any, width: int = 40) -> str:
         inner = ", ".join(short(v, width) for v in value)
         text = f"[{inner}]" if isinstance(value, list) else f"({inner})"
     else:
-        text = repr(value)
+        text = BOUNDED.repr(value)
         if " object at 0x" in text:
             text = f"<{type(value).__name__}>"
     text = text.replace("\n", " ")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from lgcheckpoint.viz.history import History, Step, load_history, short
+from lgcheckpoint.viz.history import VIEW_LIMIT, History, Step, load_history, short
 from lgcheckpoint.viz.palette import (
     SOURCE_FILLS,
     STRONG_BLUE,
@@ -25,11 +25,16 @@ SOURCE_COLOURS = SOURCE_FILLS  # fill by source: input blue, loop grey, update g
 INTERRUPT_COLOUR, ERROR_COLOUR, SELECTED_COLOUR = STRONG_ORANGE, STRONG_RED, STRONG_BLUE
 
 
+MAX_NODES = 120  # checkpoints drawn per namespace; older ones collapse into one box
+MAX_SUBGRAPHS = 12  # subgraph namespaces drawn as clusters
+
+
 def as_history(source: Any, config: dict | None = None, graph: Any = None) -> History:
-    """Accept a History, a saver or a compiled graph."""
+    """Accept a History (as read, complete if you read it so), a saver or a compiled graph (the
+    newest VIEW_LIMIT checkpoints: bounded work on a thread of any length)."""
     if isinstance(source, History):
         return source
-    return load_history(source, config or {}, graph)
+    return load_history(source, config or {}, graph, limit=VIEW_LIMIT)
 
 
 def step_label(step: Step, max_channels: int = 4) -> str:
@@ -72,29 +77,42 @@ def node_attrs(step: Step, selected: bool) -> str:
     return ", ".join(attrs)
 
 
-def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str) -> list[str]:
-    """Node and parent-edge lines for one namespace; edges that start a branch are dashed."""
+def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str,
+              truncated: bool = False) -> list[str]:
+    """Node and parent-edge lines for one namespace; edges that start a branch are dashed. Only
+    the newest MAX_NODES are drawn: the older ones (and any not read) become one box."""
     by_key = {s.key: s for s in steps}
+    shown = steps[-MAX_NODES:]
+    hidden = len(steps) - len(shown)
     lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, prefix + s.key == selected)}];"
-             for s in steps]
-    for s in steps:
-        if s.parent in by_key:
-            fork = by_key[s.parent].branch != s.branch
+             for s in shown]
+    if hidden or truncated:
+        text = (f"{hidden} older checkpoints not drawn" if hidden else "") + \
+            ("\n(and older ones not read)" if truncated else "")
+        lines.append(f'{indent}{prefix}older [label={quote(text.strip())}, style="dashed"];')
+    first = shown[0].index if shown else 0
+    for s in shown:
+        parent = by_key.get(s.parent)
+        if parent is not None and parent.index >= first:
+            fork = parent.branch != s.branch
             style = f' [style=dashed, label="branch {s.branch}"]' if fork else ""
             lines.append(f"{indent}{prefix}{s.parent} -> {prefix}{s.key}{style};")
+        elif s.parent is not None or (truncated and s is steps[0]):
+            lines.append(f"{indent}{prefix}older -> {prefix}{s.key} [style=dashed];")
     return lines
 
 
 def lineage_dot(history: History, selected: str | None = None, subgraphs: bool = True) -> str:
     """Deterministic DOT text for the lineage (same history -> same text)."""
     lines = graph_header("lineage")
-    lines += steps_dot(history.steps, "", selected, "  ")
-    ids = {s.checkpoint_id: s.key for s in history.steps}
-    for i, (ns, sub) in enumerate(sorted(history.subgraphs.items()) if subgraphs else []):
+    lines += steps_dot(history.steps, "", selected, "  ", history.truncated)
+    ids = {s.checkpoint_id: s.key for s in history.steps[-MAX_NODES:]}
+    namespaces = sorted(history.subgraphs.items())[-MAX_SUBGRAPHS:] if subgraphs else []
+    for i, (ns, sub) in enumerate(namespaces):
         node = ns.split(":", 1)[0]
         lines += [f"  subgraph cluster_s{i} {{", f"    label={quote('subgraph ' + node)};",
                   '    style="dashed";']
-        lines += steps_dot(sub.steps, f"s{i}", selected, "    ")
+        lines += steps_dot(sub.steps, f"s{i}", selected, "    ", sub.truncated)
         lines.append("  }")
         if sub.steps:  # the enclosing checkpoint the subgraph ran under
             parent_id = sub.steps[0].metadata.get("parents", {}).get(history.ns)
@@ -104,13 +122,17 @@ def lineage_dot(history: History, selected: str | None = None, subgraphs: bool =
     return "\n".join(lines) + "\n"
 
 
+MAX_LISTED = 60  # channels listed in a checkpoint's details
+
+
 def describe(step: Step) -> str:
     """A plain-text account of one checkpoint (what the lineage shows when you select it)."""
     out = [f"{step.key}: step {step.step}, source {step.source}, branch {step.branch}"
            + (", HEAD" if step.is_head else ""),
            f"parent: {step.parent or '-'}   children: {', '.join(step.children) or '-'}",
-           "updated: " + (", ".join(step.updated_channels) or "-"),
-           "versions: " + " ".join(f"{c}={v}" for c, v in step.channel_versions.items())]
+           "updated: " + (", ".join(step.updated_channels[:MAX_LISTED]) or "-"),
+           "versions: " + " ".join(f"{c}={v}" for c, v in
+                                   list(step.channel_versions.items())[:MAX_LISTED])]
     for node, why in sorted(step.triggered.items()):
         reasons = ", ".join(f"{t.channel} {t.current} > seen {t.seen}" for t in why)
         out.append(f"next: {node}  because {reasons}")
@@ -121,7 +143,9 @@ def describe(step: Step) -> str:
         parts += [f"INTERRUPT {short(i)}" for i in tw.interrupts]
         parts += [f"RESUME {short(r)}" for r in tw.resumes]
         out.append(f"task {tw.name}: " + "; ".join(parts))
-    out += [f"value {c} = {short(v, 60)}" for c, v in step.values.items()]
+    out += [f"value {c} = {short(v, 60)}" for c, v in list(step.values.items())[:MAX_LISTED]]
+    if len(step.channel_versions) > MAX_LISTED:
+        out.append(f"(first {MAX_LISTED} of {len(step.channel_versions)} channels listed)")
     return "\n".join(out)
 
 
@@ -148,7 +172,8 @@ class LineageGraph(DotView):
         """A checkpoint by its id in the drawing: c3, or s0c1 (checkpoint c1 of subgraph 0)."""
         if key.startswith("s") and "c" in key:
             index, sub_key = key[1:].split("c", 1)
-            return sorted(self.history.subgraphs.items())[int(index)][1]["c" + sub_key]
+            drawn = sorted(self.history.subgraphs.items())[-MAX_SUBGRAPHS:]  # as lineage_dot
+            return drawn[int(index)][1]["c" + sub_key]
         return self.history[key]
 
     def details(self, key: str | None = None) -> str:
@@ -159,7 +184,7 @@ class LineageGraph(DotView):
         h = self.history
         branches = len({s.branch for s in h.steps})
         head = h.head.key if h.head else "-"
-        return (f"LineageGraph(thread {h.thread_id!r}: {len(h)} checkpoints, "
+        return (f"LineageGraph(thread {short(h.thread_id, 30)}: {len(h)} checkpoints, "
                 f"{branches} branch{'es' if branches != 1 else ''}, head {head})")
 
     def widget(self):

@@ -65,4 +65,7 @@ def css_cell(fill: str) -> str:
 TABLE_CSS = (  # explicit ink on paper: readable in light and Dark themes alike
     f"border-collapse:collapse;background:{PAPER};color:{INK};font-size:14px;"
     "font-family:var(--jp-ui-font-family, sans-serif)")
-CELL_CSS = f"border:1px solid {LINE};padding:2px 6px;text-align:center;color:{INK}"
+# every cell names its own fill: JupyterLab paints table rows (dark ones in the Dark theme)
+CELL_CSS = (f"border:1px solid {LINE};padding:2px 6px;text-align:center;color:{INK};"
+            f"background:{PAPER}")
+HEAD_CSS = f"{CELL_CSS};background:{GREY};font-weight:bold"

@@ -80,10 +80,16 @@ def graph_header(name: str, rankdir: str = "TB") -> list[str]:
             f'  edge [color="{LINE}", fontcolor="{INK}", {font}, fontsize={SMALL_PT}];']
 
 
+MAX_LINE, MAX_LINES = 120, 40  # a label is a summary: a 100 MB name costs what a short one does
+
+
 def quote(text: str, newline: str = "\\n") -> str:
     """A DOT string literal: only text, never markup (no ``<...>`` HTML labels are built from data).
     Graphviz escapes ``<``/``&`` itself when it writes SVG; control characters are dropped."""
-    text = "".join(ch for ch in str(text) if ch == "\n" or ch >= " ")
+    lines = str(text)[: MAX_LINE * MAX_LINES].split("\n")[:MAX_LINES]
+    text = "\n".join(line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…"
+                     for line in lines)
+    text = "".join(ch for ch in text if ch == "\n" or ch >= " ")
     text = text.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\n", newline) + '"'
 

@@ -14,8 +14,8 @@ import json
 from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.grid import Grid, grid_png
-from lgcheckpoint.viz.history import History, load_history, version_number
-from lgcheckpoint.viz.palette import CELL_CSS, INK, PAPER, TABLE_CSS, WHITE
+from lgcheckpoint.viz.history import VIEW_LIMIT, History, load_history, short, version_number
+from lgcheckpoint.viz.palette import CELL_CSS, HEAD_CSS, INK, PAPER, TABLE_CSS, WHITE
 
 TEXT_CSS = f"color:{INK};background:{PAPER};font-size:14px;padding:2px"
 MAX_ROWS = 60
@@ -128,7 +128,7 @@ class StorageView:
     def __init__(self, saver: Any, config: dict):
         saver = getattr(saver, "checkpointer", saver)
         self.kind = saver_kind(saver)
-        self.history: History = load_history(saver, config)
+        self.history: History = load_history(saver, config, limit=VIEW_LIMIT)
         tid = self.history.thread_id
         self.tables = (memory_rows(saver, tid) if self.kind == "memory"
                        else sql_rows(saver, self.kind, tid))
@@ -178,7 +178,7 @@ class StorageView:
         return self.per_checkpoint[-MAX_ROWS:]
 
     def summary_html(self) -> str:
-        head = "".join(f'<th style="{CELL_CSS}">{h}</th>' for h in SUMMARY_COLUMNS)
+        head = "".join(f'<th style="{HEAD_CSS}">{h}</th>' for h in SUMMARY_COLUMNS)
         body = "".join("<tr>" + "".join(f'<td style="{CELL_CSS}">{html.escape(str(v))}</td>'
                                         for v in c) + "</tr>" for c in self.summary_rows())
         hidden = len(self.per_checkpoint) - len(self.summary_rows())
@@ -199,9 +199,9 @@ class StorageView:
             + "</tr>" for r in rows)
         more = f'<p style="{TEXT_CSS}">… {total - limit} more rows</p>' if total > limit else ""
         return (f'<p style="{TEXT_CSS}"><b>{name}</b> ({total} rows)</p>'
-                f'<table style="{TABLE_CSS}"><tr>'
-                + "".join(f'<th style="{CELL_CSS}">{html.escape(str(c))}</th>' for c in cols)
-                + f"</tr>{body}</table>{more}")
+                f'<div style="overflow-x:auto"><table style="{TABLE_CSS}"><tr>'
+                + "".join(f'<th style="{HEAD_CSS}">{html.escape(str(c))}</th>' for c in cols)
+                + f"</tr>{body}</table></div>{more}")
 
     def _repr_html_(self) -> str:
         return (f"<div class='lgc-storage-view' style='{TEXT_CSS}'><b>{self.kind} saver</b>"
@@ -250,6 +250,8 @@ def cell_text(value: Any, keys: dict[str, str]) -> str:
         return f"{keys[value]} ({value[:8]}…)"
     if isinstance(value, str):
         text = value[:81]
+    elif isinstance(value, (dict, list)):  # JSONB columns: may be deeply nested
+        return short(value, 80)
     else:
-        text = json.dumps(value, default=str)[:81]
+        text = str(value)[:81]
     return text if len(text) <= 80 else text[:79] + "…"

@@ -18,8 +18,10 @@ from lgcheckpoint.viz.lineage import as_history
 from lgcheckpoint.viz.palette import (
     BLUE,
     CELL_CSS,
+    HEAD_CSS,
     INK,
     ORANGE,
+    PAPER,
     RED,
     TABLE_CSS,
     WHITE,
@@ -45,11 +47,12 @@ class ChannelVersionTable:
     """Rows = checkpoints, columns = channels, cell = version (or value); changed cells marked."""
 
     def __init__(self, source: Any, config: dict | None = None, graph: Any = None,
-                 show: str = "versions", channels: list[str] | None = None):
+                 show: str = "versions", channels: list[str] | None = None,
+                 window: slice = slice(-MAX_ROWS, None)):
         if show not in ("versions", "values"):
             raise ValueError('show must be "versions" or "values"')
         self.history: History = as_history(source, config, graph)
-        self.show = show
+        self.show, self.window = show, window
         self.channels = channels or self.history.channels
 
     @property
@@ -66,8 +69,11 @@ class ChannelVersionTable:
     @property
     def changed(self) -> set[tuple[str, str]]:
         """(checkpoint key, channel) pairs whose version differs from the parent checkpoint's."""
+        return self.changed_in(self.rows)
+
+    def changed_in(self, rows: list[Step]) -> set[tuple[str, str]]:
         out = set()
-        for step in self.rows:
+        for step in rows:
             parent = self.history[step.parent].channel_versions if step.parent else {}
             out |= {(step.key, c) for c, v in step.channel_versions.items() if parent.get(c) != v}
         return out
@@ -83,16 +89,19 @@ class ChannelVersionTable:
         return str(value) if self.show == "versions" else short(value, 24)
 
     def shown(self) -> tuple[list[Step], list[str]]:
-        """The newest MAX_ROWS checkpoints and the first MAX_CHANNELS channels: bounded work."""
-        return self.rows[-MAX_ROWS:], self.channels[:MAX_CHANNELS]
+        """The checkpoints in ``window`` (at most MAX_ROWS; default: the newest) and the first
+        MAX_CHANNELS channels: the work is bounded whatever the thread holds."""
+        return self.rows[self.window][:MAX_ROWS], self.channels[:MAX_CHANNELS]
 
     def omitted(self) -> list[str]:
         """Notes that say what the static picture leaves out, and how to see it."""
         rows, channels = self.shown()
         notes = []
         if len(rows) < len(self.rows):
-            notes.append(f"{len(self.rows) - len(rows)} older checkpoints not shown "
-                         "(.widget() pages through them)")
+            notes.append(f"{len(self.rows) - len(rows)} other checkpoints not shown "
+                         f"(pass window=slice(0, {MAX_ROWS}) for the oldest)")
+        if self.history.truncated:
+            notes.append("older checkpoints were not read: pass load_history(saver, config)")
         if len(channels) < len(self.channels):
             notes.append(f"{len(self.channels) - len(channels)} more channels not shown "
                          "(pass channels=[...] to pick)")
@@ -100,8 +109,8 @@ class ChannelVersionTable:
 
     def _repr_html_(self) -> str:
         rows, channels = self.shown()
-        changed = self.changed
-        head = "".join(f'<th style="{CELL_CSS}">{header_html(c)}</th>' for c in channels)
+        changed = self.changed_in(rows)
+        head = "".join(f'<th style="{HEAD_CSS}">{header_html(c)}</th>' for c in channels)
         body = []
         for step in rows:
             tds = []
@@ -111,19 +120,20 @@ class ChannelVersionTable:
                 mark = ' class="changed"' if hit else ""
                 tds.append(f'<td{mark} style="{style}">{html.escape(self.text(step, c))}</td>')
             label = html.escape(f"{step.key} · step {step.step} · {step.source}")
-            body.append(f'<tr><th style="{CELL_CSS};white-space:nowrap">{label}</th>'
+            body.append(f'<tr><th style="{HEAD_CSS};white-space:nowrap">{label}</th>'
                         f"{''.join(tds)}</tr>")
         notes = "".join(f"<br>{html.escape(n)}" for n in self.omitted())
-        caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK}">'
+        caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK};'
+                   f'background:{PAPER}">'
                    f"{legend('yellow')}{notes}</caption>")
         return (f'<table class="lgc-table" style="{TABLE_CSS}">{caption}<thead><tr>'
-                f'<th style="{CELL_CSS}">checkpoint</th>{head}</tr></thead>'
+                f'<th style="{HEAD_CSS}">checkpoint</th>{head}</tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table>")
 
     def grid(self) -> Grid:
         rows, channels = self.shown()
         thread = self.history.thread_id
-        changed = self.changed
+        changed = self.changed_in(rows)
         return Grid(
             title=f"channel {self.show} per checkpoint (thread {short(thread, 40)})",
             columns=channels, rows=[f"{s.key} · step {s.step} · {s.source}" for s in rows],
@@ -213,10 +223,10 @@ class VersionsSeenMatrix:
 
     def grid(self) -> Grid:
         """Row 'current' holds each channel's version; a node's row, the version it saw."""
-        channels = self.channels[:MAX_CHANNELS]
+        channels, nodes = self.channels[:MAX_CHANNELS], self.nodes[:MAX_CHANNELS]
         cells = [[str(self.current[c] or "-") for c in channels]]
         fills = [[WHITE] * len(channels)]
-        for n in self.nodes:
+        for n in nodes:
             cells.append([str(self.seen[n][c] or 0)
                           if self.seen[n][c] is not None or c in self.triggers[n] else ""
                           for c in channels])
@@ -224,10 +234,12 @@ class VersionsSeenMatrix:
         more = len(self.channels) - len(channels)
         notes = ["cell = the version the node saw; top row = the channel's version now"]
         notes += [f"{more} more channels not shown"] if more else []
+        if len(nodes) < len(self.nodes):
+            notes.append(f"{len(self.nodes) - len(nodes)} more nodes not shown")
         return Grid(
             title=(f"versions_seen at {self.step.key} (step {self.step.step}): "
                    f"next = {', '.join(self.step.next) or '-'}"),
-            columns=channels, rows=["current", *self.nodes], cells=cells, fills=fills,
+            columns=channels, rows=["current", *nodes], cells=cells, fills=fills,
             legend=["red", "orange", "blue"], notes=notes)
 
     def png(self) -> bytes:

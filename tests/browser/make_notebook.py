@@ -6,7 +6,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 CELLS = [
-    new_markdown_cell("# Viewers smoke notebook\nOpened by `tests/test_browser.py` in a real browser."),
+    new_markdown_cell("# Viewers smoke notebook\n"
+                      "Opened by `tests/test_browser.py` in a real browser."),
     new_code_cell('''import operator, tempfile
 from typing import Annotated, TypedDict
 from lgcheckpoint.graph import StateGraph, START, END
@@ -20,7 +21,9 @@ from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, HITLPanel, Line
     verdict: str
 
 def plan(state): return {"items": []}
-def fan_out(state): return [Send("work", {"topic": state["topic"] + str(i), "items": [], "verdict": ""}) for i in range(2)]
+def fan_out(state):
+    return [Send("work", {"topic": state["topic"] + str(i), "items": [], "verdict": ""})
+            for i in range(2)]
 def work(state): return {"items": [state["topic"]]}
 def review(state): return {"verdict": interrupt({"items": state["items"]})}
 
