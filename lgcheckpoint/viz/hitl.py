@@ -84,6 +84,18 @@ class HITLPanel:
         return (f"<div class='lgc-hitl'><b>Pending interrupts</b><ul>{items}</ul>"
                 "<i>Run this in a live kernel and use .widget() to answer.</i></div>")
 
+    def png(self) -> bytes:
+        """The lineage with the waiting checkpoint marked: what a saved notebook shows."""
+        return self.lineage.png()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/html": self._repr_html_(), "text/plain": repr(self)}
+        try:
+            bundle["image/png"] = self.png()
+        except RuntimeError:  # no Graphviz: the HTML list still says what is pending
+            pass
+        return bundle
+
     def widget(self):
         """One row of controls per interrupt, a status line, and the lineage that refreshes."""
         import ipywidgets as w
@@ -136,7 +148,7 @@ class HITLPanel:
                              or [w.HTML("no pending interrupt")])
 
         draw()
-        panel = viewer_box("HITLPanel", [rows, status, lineage])
+        panel = viewer_box("HITLPanel", [rows, status, lineage], static=self.png)
         panel.add_class("lgc-hitl")
         return panel
 

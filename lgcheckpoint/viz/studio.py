@@ -24,7 +24,7 @@ import html
 import importlib
 import io
 import json
-import subprocess
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +38,7 @@ from lgcheckpoint.viz.history import (
 )
 from lgcheckpoint.viz.lineage import describe, lineage_dot
 from lgcheckpoint.viz.player import Frame, make_frame
-from lgcheckpoint.viz.render import dot_to_svg, find_engine, missing_engine_html, quote
+from lgcheckpoint.viz.render import dot_to_png, dot_to_svg, missing_engine_html, quote
 from lgcheckpoint.viz.topology import graph_topology, topology_dot
 from lgcheckpoint.viz.versions import VersionsSeenMatrix
 
@@ -420,9 +420,11 @@ class Studio:
         images = [imread(io.BytesIO(dot_to_png(d)), format="png")
                   for d in (self.topology_dot(), self.lineage_dot())]
         height = max(i.shape[0] for i in images) / 72 + 0.4
-        text = self.frame_text() + "\n" + self.outcome()
-        text_h = 0.17 * (text.count("\n") + 1) + 0.3
         width = max(sum(i.shape[1] for i in images) / 72 + 0.6, 7)
+        columns = int((width - 0.4) * 72 / 8.5)  # 14 px monospace is ~8.5 px a character
+        lines = (self.frame_text() + "\n" + self.outcome()).splitlines()
+        text = "\n".join(textwrap.fill(line, columns, subsequent_indent="    ") for line in lines)
+        text_h = 0.25 * (text.count("\n") + 1) + 0.3
         fig = Figure(figsize=(width, height + text_h), facecolor="white")
         x = 0.02
         for image in images:
@@ -431,7 +433,7 @@ class Studio:
             ax.imshow(image)
             ax.axis("off")
             x += w + 0.02
-        fig.text(0.02, 0.02, text, family="monospace", fontsize=8, va="bottom")
+        fig.text(0.02, 0.02, text, family="monospace", fontsize=14, va="bottom")  # body-text size
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=72)
         return buf.getvalue()
@@ -453,11 +455,3 @@ class Studio:
 
         return studio_widget(self, keys_everywhere)
 
-
-def dot_to_png(dot: str) -> bytes:
-    """Lay out DOT text as PNG with the same engine the SVG views use."""
-    done = subprocess.run([find_engine(), "-Tpng", "-Gdpi=72"], input=dot.encode(),
-                          capture_output=True, timeout=60, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"Graphviz failed: {done.stderr.decode(errors='replace')[:500]}")
-    return done.stdout
