@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 def check(condition: bool | Callable[[], bool], hint: str) -> bool:
-    """Print "right" when the condition holds, else "not yet: <hint>"; a failing call counts as not yet."""
+    """Print "right" when the condition holds, else "not yet: <hint>" (so does a failing call)."""
     try:
         ok = bool(condition() if callable(condition) else condition)
     except Exception as error:  # noqa: BLE001 -- a half-written answer is "not yet", not a traceback
@@ -52,7 +52,8 @@ def find_source(spec: str) -> Source:
     """Resolve "path/to/module.py: name" (name may be "Class.method") inside lgcheckpoint."""
     path, sep, name = (part.strip() for part in spec.partition(":"))
     if not sep or not path.endswith(".py") or not name:
-        raise ValueError(f"write the source as 'file.py: name', e.g. 'pregel/algo.py: apply_writes', "
+        raise ValueError("write the source as 'file.py: name', "
+                         f"e.g. 'pregel/algo.py: apply_writes', "
                          f"not {spec!r}")
     file = PACKAGE / path
     if not file.is_file():

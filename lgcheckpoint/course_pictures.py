@@ -1,8 +1,9 @@
 """The course's own pictures, drawn with matplotlib from public data (histories, saved tuples).
 
 Each function draws one idea a chapter explains and shows it (``plt.show()`` stores image/png):
-``super_steps`` (01), ``versions_moving`` (02), ``checkpoint_anatomy`` (03), ``storage_side_by_side``
-(05), ``bar_chart`` (06), ``conformance`` (13). Text is 12 pt (larger than the notebook's body text at 100 %), the
+``super_steps`` (01), ``versions_moving`` (02), ``checkpoint_anatomy`` (03),
+``storage_side_by_side`` (05), ``bar_chart`` (06), ``conformance`` (13). Text is 12 pt (larger
+than the notebook's body text at 100 %), the
 background is white in light and dark themes, and the colours are the viewers' (``viz/palette.py``):
 yellow means changed in this step, as in the version table.
 Nothing in the runtime imports this module. Next: lgcheckpoint/course.py
@@ -22,7 +23,8 @@ FONT = 12
 DPI = 100
 MAX_WIDTH = 9.6  # inches: 960 px at 100 dpi fits JupyterLab's output area (about 1,000 px)
 BLUE, ORANGE, GREEN, GREY = palette.STRONG_BLUE, palette.STRONG_ORANGE, "#15803d", palette.LINE
-YELLOW, PALE_BLUE = palette.YELLOW, palette.BLUE  # yellow: changed (ran) in this step, as the viewers
+# yellow: changed (ran) in this step, as the viewers
+YELLOW, PALE_BLUE = palette.YELLOW, palette.BLUE
 plt.rcParams.update({"font.size": FONT, "figure.facecolor": "white", "axes.facecolor": "white",
                      "savefig.facecolor": "white"})
 
@@ -90,7 +92,7 @@ def clip(text: Any, width: int) -> str:
 
 
 def checkpoint_anatomy(saved: Any, width: int = 58) -> None:
-    """One CheckpointTuple drawn as nested boxes: the tuple's parts around the checkpoint's fields."""
+    """One CheckpointTuple as nested boxes: the tuple's parts around the checkpoint's fields."""
     cp, md = saved.checkpoint, saved.metadata
 
     def number(version: Any) -> str:
@@ -125,10 +127,12 @@ def checkpoint_anatomy(saved: Any, width: int = 58) -> None:
     ax.add_patch(FancyBboxPatch((0.05, 0.1), 9.9, height - 0.3, boxstyle="round,pad=0.02",
                                 facecolor=PALE_BLUE, edgecolor=BLUE, lw=2))
     ax.add_patch(FancyBboxPatch((0.3, y_of[last] - 0.3), 9.5, y_of[first] - y_of[last] + 0.6,
-                                boxstyle="round,pad=0.02", facecolor="white", edgecolor=ORANGE, lw=2))
+                                boxstyle="round,pad=0.02", facecolor="white",
+                                edgecolor=ORANGE, lw=2))
     for (name, text, depth), y in zip(lines, y_of):
         colour = {"CheckpointTuple": BLUE, "checkpoint": ORANGE}.get(name, "black")
-        ax.text(0.25 + 0.3 * depth, y, name, weight="bold", color=colour, fontsize=FONT, va="center")
+        ax.text(0.25 + 0.3 * depth, y, name, weight="bold", color=colour, fontsize=FONT,
+                va="center")
         ax.text(3.3, y, text, family="monospace", fontsize=FONT - 1, va="center")
     plt.show()
 

@@ -16,7 +16,8 @@ def run(**options):
 def test_refund_waits_for_approval_and_runs_once_approved():
     graph, config, out = run()
     asked = out["__interrupt__"][0].value
-    assert asked["name"] == "issue_refund" and asked["args"] == {"order_id": "1042", "amount": 129.0}
+    assert asked["name"] == "issue_refund"
+    assert asked["args"] == {"order_id": "1042", "amount": 129.0}
     done = graph.invoke(Command(resume="approve"), config)
     assert done["messages"][-2]["content"] == "refunded 129.00 EUR for order #1042"
     assert graph.get_state(config).next == ()
@@ -44,6 +45,7 @@ def test_missing_order_number_is_a_dynamic_interrupt():
 def test_breakpoint_before_tools_lets_a_person_edit_the_call():
     graph, config, _ = run(interrupt_before=["tools"])
     assert graph.get_state(config).next == ("tools",)
-    graph.update_state(config, {"tool_call": {"name": "lookup_order", "args": {"order_id": "1043"}}})
+    call = {"name": "lookup_order", "args": {"order_id": "1043"}}
+    graph.update_state(config, {"tool_call": call})
     out = graph.invoke(None, config)
     assert out["messages"][-2]["content"].startswith("order #1043: rain jacket")

@@ -1,5 +1,6 @@
-"""The course is checked, not just executed: every notebook runs under nbval and compares outputs,
-every exercise has a check a student runs, and every solution is out of sight and passes its check."""
+"""The course is checked, not just executed: every notebook runs under nbval and compares
+outputs, every exercise has a check a student runs, and every solution is out of sight and passes
+its check."""
 
 import json
 import sys
@@ -12,7 +13,7 @@ import tomllib
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 sys.path.insert(0, str(ROOT / "tools"))
-from notebooks import HIDDEN, exercise_problems, parse, passed
+from notebooks import HIDDEN, exercise_problems, parse, passed  # noqa: E402 - tools/ on the path
 
 
 def code_cells(path):
@@ -60,7 +61,8 @@ def tagged(cells, tag):
 def test_every_exercise_has_a_check_and_a_hidden_solution_that_passes_it(path):
     nb = json.loads(path.read_text())
     cells = code_cells(path)
-    problems = exercise_problems(parse((ROOT / "notebooks" / "src" / (path.stem + ".py")).read_text()))
+    source = ROOT / "notebooks" / "src" / (path.stem + ".py")
+    problems = exercise_problems(parse(source.read_text()))
     assert not problems, f"{path.name}: " + "; ".join(problems)
     headings = [c for c in nb["cells"] if c["cell_type"] == "markdown"
                 and "".join(c["source"]).lstrip().startswith("### Exercise")]
@@ -68,11 +70,13 @@ def test_every_exercise_has_a_check_and_a_hidden_solution_that_passes_it(path):
     assert len(headings) == len(checks), (
         f"{path.name}: {len(headings)} '### Exercise' headings but {len(checks)} [check] cells")
     for cell in checks:
-        assert not cell["metadata"].get("jupyter"), "a check cell is for the student: keep it visible"
+        assert not cell["metadata"].get("jupyter"), (
+            "a check cell is for the student: keep it visible")
     for cell in tagged(cells, "solution"):
         hidden = cell["metadata"].get("jupyter", {})
         assert all(hidden.get(k) is True for k in HIDDEN), (
-            f"{path.name}: a solution's source or output is visible by default:\n{''.join(cell['source'])}")
+            f"{path.name}: a solution's source or output is visible by default:\n"
+            f"{''.join(cell['source'])}")
         assert passed(nbformat.from_dict(cell)), (
             f"{path.name}: this solution's stored output does not end with 'right':\n"
             f"{''.join(cell['source'])}")
@@ -81,7 +85,8 @@ def test_every_exercise_has_a_check_and_a_hidden_solution_that_passes_it(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_every_chapter_shows_a_picture_and_ends_in_the_source(path):
     nb = json.loads(path.read_text())
-    pngs = [o for c in code_cells(path) for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    outputs = [o for c in code_cells(path) for o in c.get("outputs", [])]
+    pngs = [o for o in outputs if "image/png" in o.get("data", {})]
     assert pngs, f"{path.name}: no picture stored as image/png (viewers and plt.show() give one)"
     read = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"
             and "Read it in the source" in "".join(c["source"])]

@@ -94,7 +94,8 @@ def test_a_postgres_uri_gives_a_postgres_saver(postgres_uri):
     from lgcheckpoint.checkpoint.postgres import PostgresSaver
 
     p = conninfo_to_dict(postgres_uri)
-    uri = f"postgresql://{p.get('user', 'postgres')}@{p['host']}:{p.get('port', 5432)}/{p['dbname']}"
+    user, port = p.get('user', 'postgres'), p.get('port', 5432)
+    uri = f"postgresql://{user}@{p['host']}:{port}/{p['dbname']}"
     with ExitStack() as stack:
         graph = open_graph(stack, DEMOS["travel_planner"][0], uri)
         assert isinstance(graph.checkpointer, PostgresSaver)

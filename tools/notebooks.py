@@ -7,8 +7,8 @@ Sources are ``notebooks/src/NN_name.py`` in the "percent" cell format: ``# %%`` 
   ``lgcheckpoint.course.check``) and runs it: a student runs it to see "right" or "not yet: hint";
 * ``# %% [solution]`` the answer: its source AND its outputs start collapsed in JupyterLab and
   Notebook 7 (the builder makes its first line a "# Solution" comment, because a collapsed cell
-  still shows its first line), and its last line calls the same ``check_N()``, so executing the notebook (and nbval)
-  proves that every solution passes its check.
+  still shows its first line), and its last line calls the same ``check_N()``, so executing the
+  notebook (and nbval) proves that every solution passes its check.
 
 We keep this small builder rather than jupytext: jupytext would read the same files, but it spells
 a hidden cell as per-cell JSON metadata in every header, and it neither executes, nor gives stable
@@ -43,13 +43,16 @@ def check_called_by(solution: str) -> str | None:
 
 
 def exercise_problems(nb: nbformat.NotebookNode) -> list[str]:
-    """What is wrong with a notebook's exercises: a solution without its check, a check never solved."""
+    """What is wrong with a notebook's exercises: a solution without its check, or a check
+    never solved."""
     checks = [name for c in nb.cells if "check" in c.metadata.get("tags", [])
               for name in CHECK_DEF.findall(c.source)]
-    solved = [check_called_by(c.source) for c in nb.cells if "solution" in c.metadata.get("tags", [])]
+    solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
+    solved = [check_called_by(c.source) for c in solutions]
     problems = [f"a [solution] cell must end by calling its check_N(), not {s!r}"
                 for s in solved if s is None or s not in checks]
-    problems += [f"{name} has no [solution] that ends by calling it" for name in checks if name not in solved]
+    problems += [f"{name} has no [solution] that ends by calling it"
+                 for name in checks if name not in solved]
     if not checks:
         problems.append("no exercise: add a [check] cell and a [solution] cell")
     return problems
@@ -58,7 +61,8 @@ def exercise_problems(nb: nbformat.NotebookNode) -> list[str]:
 def parse(source: str) -> nbformat.NotebookNode:
     """Turn a percent-format script into a notebook."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     marks = list(CELL.finditer(source))
     for mark, nxt in zip(marks, marks[1:] + [None]):
@@ -111,7 +115,7 @@ def build_and_run(src: Path) -> Path:
 
 
 def passed(cell: nbformat.NotebookNode) -> bool:
-    """Whether a cell's printed output ends with the line "right" (what ``check`` prints on success)."""
+    """Whether a cell's printed output ends with the line "right" (``check``'s success)."""
     text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])  # str, or lines
                    if o.get("output_type") == "stream")
     return text.rstrip().endswith("\nright") or text.strip() == "right"
