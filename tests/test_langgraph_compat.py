@@ -1,0 +1,45 @@
+"""Small compatibility points found by LangGraph's own tests, each checked against LangGraph."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as TheirSerializer
+from langgraph.types import Interrupt as TheirInterrupt
+
+from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+from lgcheckpoint.graph import StateGraph
+from lgcheckpoint.types import Interrupt
+
+
+def legacy_interrupt_json(ns: list[str]) -> bytes:
+    """An Interrupt as LangGraph < 0.6 stored it in the "json" format (with ns/when/resumable)."""
+    return (b'{"lc": 2, "type": "constructor", "id": ["langgraph", "types", "Interrupt"], '
+            b'"kwargs": {"value": "v", "resumable": true, "ns": %s, "when": "during"}}'
+            % str(ns).replace("'", '"').encode())
+
+
+@pytest.mark.parametrize("ns", [["one"], ["a:b", "c:d", "e:f"]])
+def test_old_interrupt_from_a_checkpoint_gets_langgraphs_id(ns):
+    stored = ("json", legacy_interrupt_json(ns))
+    ours = JsonPlusSerializer().loads_typed(stored)
+    theirs = TheirSerializer(allowed_json_modules=True).loads_typed(stored)
+    assert (ours.value, ours.id) == (theirs.value, theirs.id)
+
+
+def test_old_interrupt_fields_accepted_and_the_rest_refused():
+    kwargs = {"value": 1, "resumable": True, "when": "during", "ns": ["n:1"]}
+    assert Interrupt(**kwargs).id == TheirInterrupt(**kwargs).id
+    assert Interrupt.from_ns(2, "a|b").id == TheirInterrupt.from_ns(2, "a|b").id
+    assert Interrupt(1, "given", ns=["n:1"]).id == "given"  # an explicit id wins, as in LangGraph
+    with pytest.raises(TypeError, match="unexpected keyword arguments \\['colour'\\]"):
+        Interrupt(1, colour="red")
+
+
+def test_state_graph_is_subscriptable_like_langgraphs():
+    class State(TypedDict):
+        x: int
+
+    graph = StateGraph[State, None, State, State](State)
+    assert type(graph) is StateGraph and graph.state_schema is State
