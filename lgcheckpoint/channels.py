@@ -22,6 +22,7 @@ class Channel:
     """Base: a named slot whose value changes only at step boundaries."""
 
     key = ""
+    saved = True  # False: neither its value nor writes to it are ever stored (UntrackedValue)
 
     def copy(self) -> Channel:
         return self.from_checkpoint(self.checkpoint())
@@ -90,6 +91,34 @@ class EphemeralValue(Channel):
             raise InvalidUpdateError(f"At key '{self.key}': can receive only one value per step")
         self.value = values[-1]
         return True
+
+
+class UntrackedValue(Channel):
+    """Keeps the last value for the rest of the run but never in a checkpoint (caches, clients)."""
+
+    saved = False
+
+    def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
+        self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if len(values) != 1 and self.guard:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': UntrackedValue(guard=True) can receive only one value per "
+                "step; use guard=False to keep the last of several")
+        self.value = values[-1]
+        return True
+
+    def checkpoint(self) -> Any:
+        return MISSING  # create_checkpoint stores only what is not MISSING
+
+    def from_checkpoint(self, stored: Any) -> Channel:
+        return self._clone(value=MISSING)  # a resumed run starts without it
+
+    def copy(self) -> Channel:
+        return self._clone()
 
 
 def _empty_value_of(typ: Any) -> Any:

@@ -276,6 +276,7 @@ class PregelLoop:
     # --- durability --------------------------------------------------------------------------
     def save_writes(self, task_id: str, writes: list) -> None:
         """Queue put_writes against the checkpoint the task ran from (or hold the last ones)."""
+        writes = [w for w in writes if getattr(self.channels.get(w[0]), "saved", True)]
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
