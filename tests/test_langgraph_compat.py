@@ -43,3 +43,33 @@ def test_state_graph_is_subscriptable_like_langgraphs():
 
     graph = StateGraph[State, None, State, State](State)
     assert type(graph) is StateGraph and graph.state_schema is State
+
+
+def _metadata_round_trip(saver, empty_checkpoint) -> dict:
+    config = {"configurable": {"thread_id": "1", "checkpoint_ns": ""}}
+    metadata = {"source": "input", "step": 1, "writes": {"foo": "bar"}, "parents": {}}
+    return saver.get_tuple(saver.put(config, empty_checkpoint(), metadata, {})).metadata
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+def test_user_metadata_key_writes_is_kept_like_langgraph(kind, request, tmp_path):
+    """A "writes" key the caller puts in metadata is stored, as LangGraph's savers store it."""
+    from langgraph.checkpoint.base import empty_checkpoint as their_empty
+    from langgraph.checkpoint.memory import InMemorySaver as TheirMemory
+
+    from lgcheckpoint.checkpoint.base import empty_checkpoint
+    from lgcheckpoint.checkpoint.memory import InMemorySaver
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+    expected = _metadata_round_trip(TheirMemory(), their_empty)
+    assert expected["writes"] == {"foo": "bar"}
+    if kind == "memory":
+        assert _metadata_round_trip(InMemorySaver(), empty_checkpoint) == expected
+    elif kind == "sqlite":
+        with SqliteSaver.from_conn_string(str(tmp_path / "m.sqlite")) as saver:
+            assert _metadata_round_trip(saver, empty_checkpoint) == expected
+    else:
+        with PostgresSaver.from_conn_string(request.getfixturevalue("postgres_uri")) as saver:
+            saver.setup()
+            assert _metadata_round_trip(saver, empty_checkpoint) == expected

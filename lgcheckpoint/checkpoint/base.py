@@ -138,7 +138,6 @@ def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata
                 merged[key] = value.replace("\u0000", "")
             elif isinstance(value, (int, float, bool)):
                 merged[key] = value
-    merged.pop("writes", None)
     return merged
 
 
