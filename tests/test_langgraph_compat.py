@@ -53,9 +53,11 @@ def _metadata_round_trip(saver, empty_checkpoint) -> dict:
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 def test_user_metadata_key_writes_is_kept_like_langgraph(kind, request, tmp_path):
-    """A "writes" key the caller puts in metadata is stored, as LangGraph's savers store it."""
+    """A "writes" key the caller puts in metadata is stored as LangGraph's savers store it:
+    kept by memory and SQLite, dropped by Postgres."""
     from langgraph.checkpoint.base import empty_checkpoint as their_empty
     from langgraph.checkpoint.memory import InMemorySaver as TheirMemory
+    from langgraph.checkpoint.postgres import PostgresSaver as TheirPostgres
 
     from lgcheckpoint.checkpoint.base import empty_checkpoint
     from lgcheckpoint.checkpoint.memory import InMemorySaver
@@ -70,6 +72,11 @@ def test_user_metadata_key_writes_is_kept_like_langgraph(kind, request, tmp_path
         with SqliteSaver.from_conn_string(str(tmp_path / "m.sqlite")) as saver:
             assert _metadata_round_trip(saver, empty_checkpoint) == expected
     else:
-        with PostgresSaver.from_conn_string(request.getfixturevalue("postgres_uri")) as saver:
+        uri = request.getfixturevalue("postgres_uri")
+        with TheirPostgres.from_conn_string(uri) as saver:
+            saver.setup()
+            expected = _metadata_round_trip(saver, their_empty)
+        assert "writes" not in expected
+        with PostgresSaver.from_conn_string(uri) as saver:
             saver.setup()
             assert _metadata_round_trip(saver, empty_checkpoint) == expected
