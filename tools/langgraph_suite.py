@@ -203,7 +203,8 @@ def classify(test_id: str, message: str) -> tuple[str, str]:
     for kind, where, pattern, cause in RULES:
         if re.search(pattern, test_id if where == "id" else message):
             return kind, cause
-    return "bug", "unclassified: " + re.sub(r"0x[0-9a-f]+|\d{3,}", "…", message)[:90]
+    short = re.sub(r"\s+", " ", re.sub(r"0x[0-9a-f]+|\d{3,}", "…", message))
+    return "bug", "unclassified: " + short.replace("|", "/")[:90]
 
 
 APPLICABLE_KINDS = ("missing", "bug")
