@@ -80,3 +80,33 @@ def test_user_metadata_key_writes_is_kept_like_langgraph(kind, request, tmp_path
         with PostgresSaver.from_conn_string(uri) as saver:
             saver.setup()
             assert _metadata_round_trip(saver, empty_checkpoint) == expected
+
+
+@pytest.mark.parametrize("gone", ["module", "class"])
+def test_value_whose_class_is_gone_comes_back_as_its_fields(gone, monkeypatch, caplog):
+    """Like LangGraph: an allowed stored type that no longer imports is returned as its stored
+    fields (with a warning), never imported or guessed; LangGraph's own bytes read the same."""
+    import dataclasses
+    import sys
+    import types
+
+    @dataclasses.dataclass
+    class Saved:
+        value: int
+
+    Saved.__module__, Saved.__qualname__ = "gone_module", "Saved"
+    module = types.ModuleType("gone_module")
+    module.Saved = Saved
+    monkeypatch.setitem(sys.modules, "gone_module", module)
+    allowed = [("gone_module", "Saved")]
+    theirs = TheirSerializer(allowed_msgpack_modules=allowed)
+    ours = JsonPlusSerializer(allowed_msgpack_modules=allowed)
+    stored, their_stored = ours.dumps_typed({"s": Saved(1)}), theirs.dumps_typed({"s": Saved(1)})
+    assert stored == their_stored and ours.loads_typed(stored) == {"s": Saved(1)}
+    if gone == "module":
+        monkeypatch.delitem(sys.modules, "gone_module")
+    else:
+        monkeypatch.delattr(module, "Saved")
+    fresh = JsonPlusSerializer(allowed_msgpack_modules=allowed)  # nothing imported and cached
+    assert fresh.loads_typed(stored) == theirs.loads_typed(stored) == {"s": {"value": 1}}
+    assert "could not reconstruct gone_module.Saved" in caplog.text

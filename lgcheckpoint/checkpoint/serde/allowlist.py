@@ -67,6 +67,14 @@ def refused_message(module: str, name: str) -> str:
     )
 
 
+class ClassGoneError(InvalidCheckpointError):
+    """An allowed stored type no longer imports (module or class removed or renamed)."""
+
+    def __init__(self, message: str, cause: BaseException) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 class Allowlist:
     """Decides whether a stored type name may be imported, and imports it if so."""
 
@@ -102,8 +110,8 @@ class Allowlist:
             for part in name.split("."):
                 target = getattr(target, part)
         except (ImportError, AttributeError) as exc:
-            raise InvalidCheckpointError(
-                f"cannot find {module}.{name} to rebuild a stored value: {exc}"
+            raise ClassGoneError(
+                f"cannot find {module}.{name} to rebuild a stored value: {exc}", exc
             ) from None
         return target
 

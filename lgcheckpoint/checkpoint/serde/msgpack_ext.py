@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import inspect
+import logging
 import pathlib
 import re
 import sys
@@ -33,12 +34,15 @@ import ormsgpack
 
 from lgcheckpoint.checkpoint.serde.allowlist import (
     LANGGRAPH_TYPES,
+    ClassGoneError,
     SAFE_METHODS,
     Allowlist,
     wire_name,
 )
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
+
+log = logging.getLogger(__name__)
 
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1
@@ -271,6 +275,10 @@ class ExtDecoder:
             if code == EXT_METHOD_SINGLE_ARG:
                 return self.call_method(module, name, data, stored[3] if len(stored) > 3 else None)
             return self.build(code, module, name, data)
+        except ClassGoneError as exc:  # safe: nothing was imported; the data is plain msgpack
+            log.warning("could not reconstruct %s.%s from checkpoint (%s); returning its stored "
+                        "fields", module, name, type(exc.cause).__name__)
+            return data
         except Exception as exc:
             if self.inspect:  # a viewer gets an inert record of whatever could not be built
                 return Opaque(str(module), str(name), data, code)
