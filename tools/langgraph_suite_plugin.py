@@ -55,6 +55,7 @@ class RealLangGraphBlocked(ImportError):
 
 
 BLOCKED: list[str] = []
+ELSEWHERE: set[str] = set()  # LangGraph names a test got from a different lgcheckpoint module
 
 
 class Guard(importlib.abc.MetaPathFinder):
@@ -95,14 +96,18 @@ class StubModule(types.ModuleType):
         if f"{path}.{name}" in SHIMS:
             return SHIMS[f"{path}.{name}"]
         if f"{path}.{name}" in ALIASES:
+            ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
             return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
-        fallbacks = [STUBS[self.__name__]] if STUBS.get(self.__name__) else []
-        if kind == "private":  # a private path may hold a public thing we have under its name
-            fallbacks += FALLBACKS
-        for fallback in fallbacks:
-            module = importlib.import_module(fallback)
+        if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
+            module = importlib.import_module(STUBS[self.__name__])
             if hasattr(module, name):
                 return getattr(module, name)
+        if kind != "out_of_scope":  # the same name elsewhere in lgcheckpoint: used, and reported
+            for fallback in FALLBACKS:
+                module = importlib.import_module(fallback)
+                if hasattr(module, name):
+                    ELSEWHERE.add(f"{path}.{name} -> {fallback}")
+                    return getattr(module, name)
         return stand_in(kind, f"{path}.{name}")
 
 
@@ -191,5 +196,5 @@ def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("LGSUITE_RESULTS")
     if out:
         with open(out, "w") as f:
-            json.dump({"tests": RESULTS, "guard": {"blocked": sorted(set(BLOCKED)),
-                                                   "loaded": loaded}}, f, indent=1)
+            json.dump({"tests": RESULTS, "elsewhere": sorted(ELSEWHERE),
+                       "guard": {"blocked": sorted(set(BLOCKED)), "loaded": loaded}}, f, indent=1)
