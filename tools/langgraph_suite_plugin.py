@@ -130,8 +130,8 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 # private names whose whole meaning is LangGraph bookkeeping we do not have; each gets the neutral
 # value (a test's fixture resets LangGraph's "already warned" registry: ours has none)
-SHIMS = {"langgraph.checkpoint.serde.jsonplus._warned_unregistered_types": set(),
-         "langgraph.checkpoint.serde.jsonplus._warned_blocked_types": set()}
+SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
+         for kind in ("unregistered", "blocked", "unreconstructable")}
 # public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
 ALIASES = {"langgraph.checkpoint.base.create_checkpoint": "lgcheckpoint.pregel.checkpoint"}
 STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
