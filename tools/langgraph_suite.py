@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -373,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     against = Path(args.against).resolve()
     sys.path.insert(0, str(against))  # the rewrite checks which modules and names exist there
     roots = fetch()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still drops its database
     db_uri = create_database()
     results: dict[str, dict] = {}
     loaded, blocked, skipped_files, elsewhere = set(), set(), [], set()
