@@ -164,6 +164,11 @@ RULES = [
      "needs LangGraph's conformance package (which imports real LangGraph)"),
     ("helper", "msg", r"blocked.*'langgraph\.checkpoint\.conformance",
      "needs LangGraph's conformance package (which imports real LangGraph)"),
+    # deliberate differences, each listed in README.md "Differences from LangGraph"
+    ("deliberate", "msg", r"UnsafeTypeError|Refused to (rebuild|call)",
+     "safe deserialization: a type not on the allow-list is refused, not warned about and built"),
+    ("deliberate", "id", r"test_informative_async_errors",
+     "the sync savers' async methods work (LangGraph's raise)"),
     ("missing", "id", r"sqlite_aes|test_encrypted\.py", "EncryptedSerializer"),
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
     ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
