@@ -24,6 +24,16 @@ class Channel:
     key = ""
     saved = True  # False: neither its value nor writes to it are ever stored (UntrackedValue)
 
+    @property
+    def ValueType(self) -> Any:  # LangGraph's name, for code that introspects channels
+        """The type a read returns."""
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:
+        """The type one write carries."""
+        return self.typ
+
     def copy(self) -> Channel:
         return self.from_checkpoint(self.checkpoint())
 
@@ -176,6 +186,14 @@ class Topic(Channel):
 
     def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
         self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
+
+    @property
+    def ValueType(self) -> Any:
+        return collections.abc.Sequence[self.typ]
+
+    @property
+    def UpdateType(self) -> Any:
+        return self.typ | list[self.typ]  # one value, or a list of them
 
     def checkpoint(self) -> list:
         return self.values

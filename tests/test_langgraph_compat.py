@@ -110,3 +110,18 @@ def test_value_whose_class_is_gone_comes_back_as_its_fields(gone, monkeypatch, c
     fresh = JsonPlusSerializer(allowed_msgpack_modules=allowed)  # nothing imported and cached
     assert fresh.loads_typed(stored) == theirs.loads_typed(stored) == {"s": {"value": 1}}
     assert "could not reconstruct gone_module.Saved" in caplog.text
+
+
+def test_channels_name_their_value_and_update_types_like_langgraph():
+    import operator
+
+    from langgraph.channels import BinaryOperatorAggregate as TheirBinop
+    from langgraph.channels import LastValue as TheirLastValue
+    from langgraph.channels import Topic as TheirTopic
+
+    from lgcheckpoint.channels import BinaryOperatorAggregate, LastValue, Topic
+
+    pairs = [(Topic(str), TheirTopic(str)), (LastValue(int), TheirLastValue(int)),
+             (BinaryOperatorAggregate(int, operator.add), TheirBinop(int, operator.add))]
+    for ours, theirs in pairs:
+        assert (ours.ValueType, ours.UpdateType) == (theirs.ValueType, theirs.UpdateType)
