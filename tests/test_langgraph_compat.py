@@ -125,3 +125,47 @@ def test_channels_name_their_value_and_update_types_like_langgraph():
              (BinaryOperatorAggregate(int, operator.add), TheirBinop(int, operator.add))]
     for ours, theirs in pairs:
         assert (ours.ValueType, ours.UpdateType) == (theirs.ValueType, theirs.UpdateType)
+
+
+def test_serde_events_match_langgraphs():
+    """The same listener sees the same events from both serializers (LangGraph's kinds)."""
+    import uuid as uuidlib
+
+    from langgraph.checkpoint.serde.event_hooks import (
+        register_serde_event_listener as their_register,
+    )
+    from pydantic import BaseModel
+
+    from lgcheckpoint.checkpoint.errors import UnsafeTypeError
+    from lgcheckpoint.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    class Model(BaseModel):
+        foo: str
+
+    def events_of(register, serde_class, allowed, value):
+        seen: list[dict] = []
+        stop = register(seen.append)
+        try:
+            serde = serde_class(allowed_msgpack_modules=allowed)
+            try:
+                serde.loads_typed(serde.dumps_typed(value))
+            except UnsafeTypeError:  # we refuse where LangGraph warns (a documented difference)
+                pass
+        finally:
+            stop()
+        return seen
+
+    cases = [(None, Model(foo="x")), (True, Model(foo="x")), (None, uuidlib.uuid4())]
+    for allowed, value in cases:
+        ours = events_of(register_serde_event_listener, JsonPlusSerializer, allowed, value)
+        theirs = events_of(their_register, TheirSerializer, allowed, value)
+        assert ours == theirs, (allowed, value)
+
+    def broken(event):
+        raise RuntimeError("listener bug")
+
+    stop = register_serde_event_listener(broken)
+    try:
+        assert events_of(register_serde_event_listener, JsonPlusSerializer, True, Model(foo="y"))
+    finally:
+        stop()

@@ -8,6 +8,7 @@ encoders are tried are LangGraph's, so both libraries write identical bytes. Dec
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import decimal
 import inspect
@@ -297,6 +298,7 @@ class ExtDecoder:
 
     def call_method(self, module: str, name: str, arg: Any, method: Any) -> Any:
         if (module, name, method) not in SAFE_METHODS:
+            self.allowlist.emit("msgpack_method_blocked", module, name, method=str(method))
             raise UnsafeTypeError(
                 f"Refused to call {module}.{name}.{method}() from a checkpoint; "
                 f"only {sorted(SAFE_METHODS)} may be called."
@@ -320,7 +322,9 @@ class ErrorFindingDecoder(ExtDecoder):
     """One unpacking that remembers the first error the ext hook met (ormsgpack hides it)."""
 
     def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
-        super().__init__(allowlist, inspect)
+        quiet = copy.copy(allowlist)  # a second decoding: its events were emitted the first time
+        quiet.events = False
+        super().__init__(quiet, inspect)
         self.error: Exception | None = None
 
     def unpack(self, payload: bytes) -> Any:
