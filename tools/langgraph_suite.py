@@ -162,6 +162,10 @@ RULES = [
      "patches a LangGraph-private module"),
     ("helper", "id", r"test_conformance_delta",
      "needs LangGraph's conformance package (which imports real LangGraph)"),
+    ("private", "msg", r"has no attribute '_|unexpected keyword argument '__",
+     "LangGraph-private method or argument"),
+    ("helper", "msg", r"RealLangGraphBlocked: lgsuite guard: real LangGraph module 'langgraph'",
+     "imports LangGraph itself at run time (its conformance package or internals)"),
     ("helper", "msg", r"blocked.*'langgraph\.checkpoint\.conformance",
      "needs LangGraph's conformance package (which imports real LangGraph)"),
     # deliberate differences, each listed in README.md "Differences from LangGraph"
@@ -196,6 +200,8 @@ RULES = [
      "langgraph.warnings (deprecation warning classes)"),
     ("missing", "msg", r"get_input_jsonschema|get_output_jsonschema|get_subgraphs|with_config",
      "compiled-graph introspection"),
+    ("missing", "id", r"pending_sends_migration|migrate_sends", "pre-v4 pending sends migration"),
+    ("bug", "msg", r"DID NOT WARN.*UserWarning", "no warning for an invalid state schema"),
     ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
 ]
 
