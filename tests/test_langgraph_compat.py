@@ -169,3 +169,25 @@ def test_serde_events_match_langgraphs():
         assert events_of(register_serde_event_listener, JsonPlusSerializer, True, Model(foo="y"))
     finally:
         stop()
+
+
+def test_a_class_removed_after_it_was_loaded_once_comes_back_as_fields(monkeypatch):
+    """The same serializer, before and after the class's module goes away (as LangGraph)."""
+    import dataclasses
+    import sys
+    import types
+
+    @dataclasses.dataclass
+    class Saved:
+        value: int
+
+    Saved.__module__, Saved.__qualname__ = "gone_later", "Saved"
+    module = types.ModuleType("gone_later")
+    module.Saved = Saved
+    monkeypatch.setitem(sys.modules, "gone_later", module)
+    serde = JsonPlusSerializer(allowed_msgpack_modules=[("gone_later", "Saved")])
+    stored = serde.dumps_typed({"s": Saved(2)})
+    assert serde.loads_typed(stored) == {"s": Saved(2)}
+    monkeypatch.delitem(sys.modules, "gone_later")
+    theirs = TheirSerializer(allowed_msgpack_modules=[("gone_later", "Saved")])
+    assert serde.loads_typed(stored) == theirs.loads_typed(stored) == {"s": {"value": 2}}

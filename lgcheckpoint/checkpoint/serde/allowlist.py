@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import sys
 import types
 import typing
 from enum import Enum
@@ -112,9 +113,11 @@ class Allowlist:
             raise UnsafeTypeError(refused_message(module, name))
         if self.permissive and not self.listed(module, name):
             self.emit("msgpack_unregistered_allowed", module, name)
-        if (module, name) not in self.imported:
-            self.imported[(module, name)] = self._import(module, name)
-        return self.imported[(module, name)]
+        key = (module, name)
+        gone = module not in sys.modules and module != LANGGRAPH_MODULE  # unloaded since cached?
+        if key not in self.imported or gone:
+            self.imported[key] = self._import(module, name)
+        return self.imported[key]
 
     @staticmethod
     def _import(module: str, name: str) -> Any:
