@@ -226,7 +226,7 @@ APPLICABLE_KINDS = ("missing", "bug")
 # ---------------------------------------------------------------------------------------------
 # The quick subset for CI: a few fast files (each runs in seconds) covering serde, savers, graphs.
 QUICK = {
-    "langgraph_checkpoint-4.3.2": ["tests/test_memory.py"],
+    "langgraph_checkpoint-4.3.2": ["tests/test_memory.py", "tests/test_jsonplus.py"],
     "langgraph_checkpoint_sqlite-3.1.2": ["tests/test_sqlite.py", "tests/test_aiosqlite.py"],
     "langgraph-1.2.24": ["tests/test_interrupt_migration.py", "tests/test_state.py"],
 }
