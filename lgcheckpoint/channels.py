@@ -23,6 +23,17 @@ class Channel:
 
     key = ""
     forgets = False  # True: a step that writes nothing to me may clear me (update([]) matters)
+    saved = True  # False: neither its value nor writes to it are ever stored (UntrackedValue)
+
+    @property
+    def ValueType(self) -> Any:  # LangGraph's name, for code that introspects channels
+        """The type a read returns."""
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:
+        """The type one write carries."""
+        return self.typ
 
     def copy(self) -> Channel:
         return self.from_checkpoint(self.checkpoint())
@@ -95,6 +106,34 @@ class EphemeralValue(Channel):
         return True
 
 
+class UntrackedValue(Channel):
+    """Keeps the last value for the rest of the run but never in a checkpoint (caches, clients)."""
+
+    saved = False
+
+    def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
+        self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if len(values) != 1 and self.guard:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': UntrackedValue(guard=True) can receive only one value per "
+                "step; use guard=False to keep the last of several")
+        self.value = values[-1]
+        return True
+
+    def checkpoint(self) -> Any:
+        return MISSING  # create_checkpoint stores only what is not MISSING
+
+    def from_checkpoint(self, stored: Any) -> Channel:
+        return self._clone(value=MISSING)  # a resumed run starts without it
+
+    def copy(self) -> Channel:
+        return self._clone()
+
+
 def _empty_value_of(typ: Any) -> Any:
     """A reducer channel starts from the type's empty value (list() for list, ...)."""
     typ = get_origin(typ) or typ
@@ -154,6 +193,14 @@ class Topic(Channel):
     @property
     def forgets(self) -> bool:
         return not self.accumulate
+
+    @property
+    def ValueType(self) -> Any:
+        return collections.abc.Sequence[self.typ]
+
+    @property
+    def UpdateType(self) -> Any:
+        return self.typ | list[self.typ]  # one value, or a list of them
 
     def checkpoint(self) -> list:
         return self.values

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import get_type_hints
 
@@ -102,6 +103,8 @@ class BranchSpec(NamedTuple):
 
 class StateGraph:
     """A graph whose nodes read and update a shared, typed state."""
+
+    __class_getitem__ = classmethod(GenericAlias)  # StateGraph[State, Context, Input, Output]
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:

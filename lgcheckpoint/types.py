@@ -110,13 +110,30 @@ def interrupt_id(ns: str, answered: int) -> str:
     return xxh3_128_hexdigest((f"{ns}{NS_SEP}{answered}" if answered else ns).encode())
 
 
-@dataclass(slots=True)
+OLD_INTERRUPT_FIELDS = ("ns", "when", "resumable")  # LangGraph < 0.6 stored these; read, not kept
+
+
+@dataclass(init=False, slots=True)
 class Interrupt:
     """A question a node asked with interrupt(); answer it with Command(resume=...)."""
 
     value: Any
-    id: str = "placeholder-id"  # interrupt_id(task namespace, answers so far)
-    response_schema: Any = None  # kept for LangGraph parity; lgcheckpoint never validates it
+    id: str  # interrupt_id(task namespace, answers so far)
+    response_schema: Any  # kept for LangGraph parity; lgcheckpoint never validates it
+
+    def __init__(self, value: Any, id: str = "placeholder-id", *, response_schema: Any = None,
+                 **old: Any) -> None:
+        """Old checkpoints name ``ns``/``when``/``resumable``; an old ``ns`` gives the id."""
+        if unknown := set(old) - set(OLD_INTERRUPT_FIELDS):
+            raise TypeError(f"Interrupt() got unexpected keyword arguments {sorted(unknown)}")
+        self.value, self.id, self.response_schema = value, id, response_schema
+        if id == "placeholder-id" and isinstance(old.get("ns"), (list, tuple)):
+            self.id = xxh3_128_hexdigest("|".join(old["ns"]).encode())
+
+    @classmethod
+    def from_ns(cls, value: Any, ns: str, *, response_schema: Any = None) -> Interrupt:
+        """The first interrupt of the task with namespace ``ns``."""
+        return cls(value, interrupt_id(ns, 0), response_schema=response_schema)
 
     def __hash__(self) -> int:
         return hash(self.id)

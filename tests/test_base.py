@@ -17,7 +17,7 @@ import operator
 from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver as LgBaseCheckpointSaver
-from langgraph.checkpoint.base import get_serializable_checkpoint_metadata as lg_metadata
+from langgraph.checkpoint.base import get_checkpoint_metadata as lg_metadata
 from langgraph.checkpoint.base import id as lg_id
 from langgraph.checkpoint.memory import InMemorySaver as LgInMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer as LgJsonPlusSerializer

@@ -193,7 +193,6 @@ def get_checkpoint_metadata(config: RunnableConfig,
                 merged[key] = value.replace("\u0000", "")
             elif isinstance(value, (int, float, bool)):
                 merged[key] = value
-    merged.pop("writes", None)
     return merged
 
 

@@ -283,10 +283,11 @@ class PregelLoop:
     # --- saving (when each save happens is decided in saves.py) ---------------------------
     def writes_call(self, task_id: str, writes: list) -> PutWrites:
         """put_writes' arguments: the writes, against the checkpoint the task ran from."""
+        writes = [w for w in writes if getattr(self.channels.get(w[0]), "saved", True)]
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
-        return PutWrites(config, list(writes), task_id, task_path_str(task.path) if task else "")
+        return PutWrites(config, writes, task_id, task_path_str(task.path) if task else "")
 
     def save_checkpoint(self, metadata: CheckpointMetadata) -> None:
         """Snapshot the channels as the step's checkpoint and hand it to the queue."""

@@ -27,6 +27,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "get_stream_writer": ("config", "get_stream_writer"),
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
+    "UntrackedValue": ("channels", "UntrackedValue"),
 }
 
 

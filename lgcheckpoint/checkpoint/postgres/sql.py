@@ -405,7 +405,9 @@ def put_statement(
         "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": parent_id,
         # serialized here, before anything is sent, so a bad value fails without a round trip
         "checkpoint": to_json({**checkpoint, "channel_values": inline_values}, "checkpoint"),
-        "metadata": to_json(get_checkpoint_metadata(config, metadata), "metadata"),
+        # LangGraph's Postgres saver (only it) drops a "writes" key from metadata
+        "metadata": to_json({k: v for k, v in get_checkpoint_metadata(config, metadata).items()
+                             if k != "writes"}, "metadata"),
     }
     if blobs:
         typed = [serde.dumps_typed(values[channel]) for channel, _ in blobs]

@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import sys
 import types
 import typing
 from enum import Enum
 from typing import Any, Collection, Iterable, Literal
 
+from lgcheckpoint.checkpoint.serde.event_hooks import emit_serde_event
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
 
 TypeName = tuple[str, str]  # (module, class name) as written on the wire
@@ -67,19 +69,38 @@ def refused_message(module: str, name: str) -> str:
     )
 
 
+class ClassGoneError(InvalidCheckpointError):
+    """An allowed stored type no longer imports (module or class removed or renamed)."""
+
+    def __init__(self, message: str, cause: BaseException) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 class Allowlist:
     """Decides whether a stored type name may be imported, and imports it if so."""
 
-    def __init__(self, extra: Iterable[Any] | Literal[True] | None = None) -> None:
+    def __init__(self, extra: Iterable[Any] | Literal[True] | None = None,
+                 events: bool = False) -> None:
+        self.events = events  # emit LangGraph's msgpack serde events (event_hooks.py)
         self.permissive = extra is True  # build anything: LangGraph's old default, UNSAFE
         self.extra: frozenset[TypeName] = frozenset() if extra in (None, True) else normalize(extra)
         self.imported: dict[TypeName, Any] = {}  # allowed names already looked up
 
     def allows(self, module: str, name: str) -> bool:
         """True if (module, name) may be built; looks only at strings, imports nothing."""
+        return self.permissive or self.listed(module, name)
+
+    def listed(self, module: str, name: str) -> bool:
+        """True if (module, name) is allowed by name (not only by ``True``)."""
         key = (module, name)
         our_type = module == LANGGRAPH_MODULE and name in LANGGRAPH_TYPES
-        return self.permissive or our_type or key in SAFE_TYPES or key in self.extra
+        return our_type or key in SAFE_TYPES or key in self.extra
+
+    def emit(self, kind: str, module: str, name: str, **extra: str) -> None:
+        """Tell event listeners (event_hooks.py) what loading just decided."""
+        if self.events:
+            emit_serde_event({"kind": kind, "module": module, "name": name, **extra})
 
     def resolve(self, module: str, name: str) -> Any:
         """Import an allowed class (or function); raise UnsafeTypeError for anything else."""
@@ -88,10 +109,15 @@ class Allowlist:
                 f"stored type name must be two strings, got {module!r}, {name!r}"
             )
         if not self.allows(module, name):
+            self.emit("msgpack_blocked", module, name)
             raise UnsafeTypeError(refused_message(module, name))
-        if (module, name) not in self.imported:
-            self.imported[(module, name)] = self._import(module, name)
-        return self.imported[(module, name)]
+        if self.permissive and not self.listed(module, name):
+            self.emit("msgpack_unregistered_allowed", module, name)
+        key = (module, name)
+        gone = module not in sys.modules and module != LANGGRAPH_MODULE  # unloaded since cached?
+        if key not in self.imported or gone:
+            self.imported[key] = self._import(module, name)
+        return self.imported[key]
 
     @staticmethod
     def _import(module: str, name: str) -> Any:
@@ -102,8 +128,8 @@ class Allowlist:
             for part in name.split("."):
                 target = getattr(target, part)
         except (ImportError, AttributeError) as exc:
-            raise InvalidCheckpointError(
-                f"cannot find {module}.{name} to rebuild a stored value: {exc}"
+            raise ClassGoneError(
+                f"cannot find {module}.{name} to rebuild a stored value: {exc}", exc
             ) from None
         return target
 

@@ -49,7 +49,7 @@ class JsonPlusSerializer(SerializerProtocol):
         self.inspect = inspect  # for viewers: refused types come back as Opaque instead of raising
         self.allowed_msgpack_modules = _as_set(allowed_msgpack_modules)
         self.allowed_json_modules = allowed_json_modules
-        self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules)
+        self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules, events=True)
         self._msgpack_decoder = ExtDecoder(self._msgpack_allowlist, inspect)  # stateless, shared
         self._unpack = self._msgpack_decoder.unpack  # bound once: loads_typed runs per value
         self._json_allowlist = Allowlist(

@@ -8,9 +8,11 @@ encoders are tried are LangGraph's, so both libraries write identical bytes. Dec
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import decimal
 import inspect
+import logging
 import pathlib
 import re
 import sys
@@ -33,12 +35,15 @@ import ormsgpack
 
 from lgcheckpoint.checkpoint.serde.allowlist import (
     LANGGRAPH_TYPES,
+    ClassGoneError,
     SAFE_METHODS,
     Allowlist,
     wire_name,
 )
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot, Opaque
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
+
+log = logging.getLogger(__name__)
 
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1
@@ -271,6 +276,10 @@ class ExtDecoder:
             if code == EXT_METHOD_SINGLE_ARG:
                 return self.call_method(module, name, data, stored[3] if len(stored) > 3 else None)
             return self.build(code, module, name, data)
+        except ClassGoneError as exc:  # safe: nothing was imported; the data is plain msgpack
+            log.warning("could not reconstruct %s.%s from checkpoint (%s); returning its stored "
+                        "fields", module, name, type(exc.cause).__name__)
+            return data
         except Exception as exc:
             if self.inspect:  # a viewer gets an inert record of whatever could not be built
                 return Opaque(str(module), str(name), data, code)
@@ -289,6 +298,7 @@ class ExtDecoder:
 
     def call_method(self, module: str, name: str, arg: Any, method: Any) -> Any:
         if (module, name, method) not in SAFE_METHODS:
+            self.allowlist.emit("msgpack_method_blocked", module, name, method=str(method))
             raise UnsafeTypeError(
                 f"Refused to call {module}.{name}.{method}() from a checkpoint; "
                 f"only {sorted(SAFE_METHODS)} may be called."
@@ -312,7 +322,9 @@ class ErrorFindingDecoder(ExtDecoder):
     """One unpacking that remembers the first error the ext hook met (ormsgpack hides it)."""
 
     def __init__(self, allowlist: Allowlist, inspect: bool) -> None:
-        super().__init__(allowlist, inspect)
+        quiet = copy.copy(allowlist)  # a second decoding: its events were emitted the first time
+        quiet.events = False
+        super().__init__(quiet, inspect)
         self.error: Exception | None = None
 
     def unpack(self, payload: bytes) -> Any:

@@ -1,0 +1,33 @@
+"""LangGraph's own tests (the quick subset of tools/langgraph_suite.py) keep passing at least as
+well as recorded. Raise FLOOR when the rate goes up; never lower it to make this pass."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "langgraph_suite.py"
+FLOOR = 73.9  # pass rate (%) of the --quick subset: 91 of 123 applicable, measured 2026-12-02
+
+
+def load_tool():
+    spec = importlib.util.spec_from_file_location("langgraph_suite", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quick_subset_pass_rate_does_not_fall(tmp_path):
+    out = tmp_path / "quick.json"
+    proc = subprocess.run([sys.executable, str(TOOL), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=1200, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "import guard: 0 real langgraph modules loaded" in proc.stdout
+    results = json.loads(out.read_text())
+    rows, _ = load_tool().summarize(results)
+    passed, applicable = load_tool().overall(rows)
+    assert applicable >= 50, f"the quick subset ran only {applicable} applicable tests"
+    assert 100 * passed / applicable >= FLOOR, proc.stdout

@@ -1,0 +1,447 @@
+"""Run LangGraph's own test suites against lgcheckpoint and print the pass rate over what applies.
+
+    python tools/langgraph_suite.py [--quick] [--markdown out.md] [--files PATTERN ...]
+
+1. **Fetch.** ``pip download`` the pinned sdists (``PINS``) into ``CACHE`` (outside the repository;
+   nothing of LangGraph's is copied into it) and extract their ``tests/`` folders.
+2. **Rewrite.** Each test file's ``langgraph.*`` imports are pointed at lgcheckpoint through
+   ``FLATTENED`` / ``RENAMED``. A statement naming a module or a name we do not have goes to a stand-in module
+   (``lgsuite_stub.<kind>.<path>``, see tools/langgraph_suite_plugin.py) so that the file still
+   collects and only the tests that *use* the absent thing fail, naming it. Postgres URIs point at
+   ``LGCHECKPOINT_POSTGRES_URI`` (default: the local server) and a database this tool creates.
+3. **Run** pytest per test file with the plugin: an import guard refuses every real ``langgraph``
+   module, and the results file carries the proof (modules loaded: must be none).
+4. **Classify** every test that did not pass with ``RULES`` (first match wins): out of scope,
+   LangGraph-private helper, LangGraph test helper needing real LangGraph, deliberate difference
+   (not applicable), or a named cause (missing feature / bug; applicable, counts as failing).
+   Anything unmatched is "unclassified" and counts as failing.
+5. **Report** passed / applicable per file and overall; ``--markdown`` writes the table.
+
+Next: tools/langgraph_suite_plugin.py (the guard and the stand-ins).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CACHE = Path(os.environ.get("LGSUITE_CACHE", Path.home() / ".cache" / "lgcheckpoint-suite"))
+PINS = {  # sdist file stem -> pip requirement (the quick ones first)
+    "langgraph_checkpoint-4.3.2": "langgraph-checkpoint==4.3.2",
+    "langgraph_checkpoint_sqlite-3.1.2": "langgraph-checkpoint-sqlite==3.1.2",
+    "langgraph_checkpoint_postgres-3.2.0": "langgraph-checkpoint-postgres==3.2.0",
+    "langgraph-1.2.24": "langgraph==1.2.24",
+}
+ASYNCIO_AUTO = {"langgraph_checkpoint-4.3.2", "langgraph_checkpoint_sqlite-3.1.2",
+                "langgraph_checkpoint_postgres-3.2.0"}  # as their own pytest config says
+POSTGRES_URI = os.environ.get("LGCHECKPOINT_POSTGRES_URI",
+                              "postgresql://postgres@127.0.0.1:5432/postgres")
+RUN_TIMEOUT = 4 * 3600  # seconds for one sdist's tests
+TEST_TIMEOUT = 60  # seconds for one test (pytest-timeout)
+
+# ---------------------------------------------------------------------------------------------
+# Module paths: LangGraph's -> ours. A package whose modules we keep in one module is FLATTENED;
+# other paths keep their name under lgcheckpoint (langgraph.func -> lgcheckpoint.func). A module
+# or name that does not import there becomes a stand-in of kind "missing".
+FLATTENED = {
+    "langgraph.channels": "lgcheckpoint.channels",  # every channel class lives in one module
+    "langgraph.graph": "lgcheckpoint.graph",  # graph.state -> graph
+}
+RENAMED = {
+    "langgraph.pregel.main": "lgcheckpoint.pregel",
+    "langgraph.pregel.types": "lgcheckpoint.types",
+    "langgraph.checkpoint.base.id": "lgcheckpoint.checkpoint.id",
+}
+OUT_OF_SCOPE = (  # declared out of scope in README.md; their names become stand-ins
+    "langgraph.store", "langgraph.cache.redis", "langgraph.graph.message", "langgraph.prebuilt",
+    "langgraph.stream", "langgraph.pregel.remote", "langgraph.callbacks", "langgraph_sdk",
+    "redis",
+)
+# LangGraph test helpers replaced by our own (same checks, our code); see each file's docstring
+REPLACED_HELPERS = {"langgraph-1.2.24": {"tests/memory_assert.py": "langgraph_suite_memory_assert.py"}}
+KEEP_REAL = ("langgraph.checkpoint.conformance",)  # a LangGraph test helper; the guard refuses it
+
+
+def is_private(path: str) -> bool:
+    """An underscored segment marks a LangGraph-private module (``langgraph._internal._config``)."""
+    return any(part.startswith("_") for part in path.split("."))
+
+
+def target_of(path: str) -> str:
+    """Our module for LangGraph's ``path``."""
+    if path in RENAMED:
+        return RENAMED[path]
+    for package, ours in FLATTENED.items():
+        if path == package or path.startswith(package + "."):
+            return ours
+    return "lgcheckpoint" + path[len("langgraph"):]
+
+
+def has_module(name: str) -> bool:
+    """True if ``name`` imports here (lgcheckpoint on PYTHONPATH)."""
+    try:
+        __import__(name)
+        return True
+    except ImportError:
+        return False
+
+
+def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
+    """Decide an import: (module to import, kind, module a stand-in module looks names up in)."""
+    if any(path == p or path.startswith(p + ".") for p in OUT_OF_SCOPE):
+        return f"lgsuite_stub.out_of_scope.{path}", "out_of_scope", None
+    if any(path == p or path.startswith(p + ".") for p in KEEP_REAL):
+        return path, "real", None
+    target = target_of(path)
+    if is_private(path):
+        return f"lgsuite_stub.private.{path}", "private", target if has_module(target) else None
+    if has_module(target):
+        module = sys.modules[target]
+        missing = [n for n in names if n != "*" and not hasattr(module, n)]
+        if not missing:
+            return target, "lgcheckpoint", None
+        if all(n.startswith("_") for n in missing):
+            return f"lgsuite_stub.private.{path}", "private", target
+    return f"lgsuite_stub.missing.{path}", "missing", target if has_module(target) else None
+
+
+def rewrite_imports(source: str, stubs: dict[str, str | None]) -> str:
+    """Point every ``langgraph``/out-of-scope import of one file at its route (recorded in stubs)."""
+    lines = source.splitlines(keepends=True)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            path, names = node.module, [a.name for a in node.names]
+        elif isinstance(node, ast.Import) and len(node.names) == 1:
+            path, names = node.names[0].name, []
+        else:
+            continue
+        root = path.split(".")[0]
+        if root not in ("langgraph", "langgraph_sdk", "redis"):
+            continue
+        new, _kind, fallback = route(path, names)
+        if new.startswith("lgsuite_stub."):
+            stubs[new] = fallback
+        i = node.lineno - 1
+        if isinstance(node, ast.Import) and node.names[0].asname is None and "." not in path:
+            lines[i] = lines[i].replace(f"import {path}", f"import {new} as {path}", 1)
+        else:
+            lines[i] = re.sub(rf"\b{re.escape(path)}\b", new, lines[i], count=1)
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification. (kind, where, pattern, cause). where: "id" (the test id) or "msg" (its error).
+# Kinds: out_of_scope / private / helper / deliberate are NOT applicable; missing / bug are
+# applicable failures with a named cause. First match wins.
+RULES = [
+    ("out_of_scope", "msg", r"OutOfScopeError", "declared out of scope"),
+    ("out_of_scope", "id", r"\[[^\]]*redis", "redis cache"),
+    ("out_of_scope", "id", r"test_(async_)?store\.py|test_redis_cache\.py", "stores"),
+    ("out_of_scope", "id", r"test_remote_graph|stream_events_v3|_transformer\.py|test_stream_",
+     "v3 streaming protocol / remote graphs"),
+    ("out_of_scope", "id", (r"test_messages_state|test_tool_stream_handler|test_graph_callbacks"
+                            r"|test_tracing_interops|test_runnable\.py|test_trace_policy"),
+     "langchain messages / Runnables / callbacks / tracing"),
+    ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
+    ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
+    ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
+     "patches a LangGraph-private module"),
+    ("helper", "id", r"test_conformance_delta",
+     "needs LangGraph's conformance package (which imports real LangGraph)"),
+    ("private", "msg", r"has no attribute '_|unexpected keyword argument '__",
+     "LangGraph-private method or argument"),
+    ("helper", "msg", r"RealLangGraphBlocked: lgsuite guard: real LangGraph module 'langgraph'",
+     "imports LangGraph itself at run time (its conformance package or internals)"),
+    ("helper", "msg", r"blocked.*'langgraph\.checkpoint\.conformance",
+     "needs LangGraph's conformance package (which imports real LangGraph)"),
+    # deliberate differences, each listed in README.md "Differences from LangGraph"
+    ("deliberate", "msg", r"UnsafeTypeError|Refused to (rebuild|call)",
+     "safe deserialization: a type not on the allow-list is refused, not warned about and built"),
+    ("deliberate", "id", r"test_informative_async_errors",
+     "the sync savers' async methods work (LangGraph's raise)"),
+    ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
+    ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
+    ("missing", "msg", r"UntrackedValue|untracked_value", "UntrackedValue channel"),
+    ("missing", "msg", r"DeltaChannel|channels\.delta|DeltaSnapshot|delta_channel", "DeltaChannel"),
+    ("missing", "id", r"test_delta_", "DeltaChannel"),
+    ("missing", "msg", r"bulk_update_state|StateUpdate", "bulk_update_state / StateUpdate"),
+    ("missing", "msg", r"NodeBuilder|Pregel\(|unexpected keyword argument 'nodes'",
+     "low-level Pregel API"),
+    ("missing", "msg", r"TimeoutPolicy|step_timeout|timeout", "node timeouts"),
+    ("missing", "msg", r"error_handler|set_node_defaults", "node error handlers"),
+    ("missing", "msg", r"response_schema|InvalidResume|strict_resume", "interrupt response_schema"),
+    ("missing", "msg", r"\bRuntime\b|context_schema|langgraph\.runtime|'runtime'",
+     "Runtime / context_schema"),
+    ("missing", "msg", r"langgraph\.func|entrypoint|\btask\b", "functional API (func)"),
+    ("missing", "msg", r"CachePolicy|langgraph\.cache|InMemoryCache|SqliteCache", "node caching"),
+    ("missing", "msg", r"langgraph\.managed|RemainingSteps|IsLastStep", "managed values"),
+    ("missing", "msg", r"checkpointer=True|'bool' object has no attribute 'get_tuple'",
+     "compile(checkpointer=True)"),
+    ("missing", "msg", r"__copy__", "update_state(as_node='__copy__')"),
+    ("missing", "msg", r"draw_mermaid|get_graph|to_json|draw_", "get_graph() drawing"),
+    ("missing", "msg", r"ShallowPostgresSaver|Shallow", "ShallowPostgresSaver"),
+    ("missing", "msg", r"resumable|Interrupt\.__init__", "old Interrupt fields"),
+    ("missing", "msg", r"'type' object is not subscriptable|StateGraph\[", "StateGraph[...]"),
+    ("missing", "msg", r"category must be a Warning subclass|LangGraphDeprecated",
+     "langgraph.warnings (deprecation warning classes)"),
+    ("missing", "msg", r"get_input_jsonschema|get_output_jsonschema|get_subgraphs|with_config",
+     "compiled-graph introspection"),
+    ("missing", "id", r"pending_sends_migration|migrate_sends", "pre-v4 pending sends migration"),
+    ("bug", "msg", r"DID NOT WARN.*UserWarning", "no warning for an invalid state schema"),
+    ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
+]
+
+
+# whole files about out-of-scope features are not run at all (listed in the report)
+OUT_OF_SCOPE_FILES = (r"test_(async_)?store\.py|test_redis_cache|test_remote_graph|stream_events_v3"
+                      r"|_transformer\.py|test_messages_state|test_tool_stream_handler"
+                      r"|test_graph_callbacks|test_tracing_interops|test_delta_channel_benchmark")
+
+
+def classify(test_id: str, message: str) -> tuple[str, str]:
+    """(kind, cause) of a test that did not pass; ("bug", "unclassified: ...") if no rule matches."""
+    for kind, where, pattern, cause in RULES:
+        if re.search(pattern, test_id if where == "id" else message):
+            return kind, cause
+    short = re.sub(r"\s+", " ", re.sub(r"0x[0-9a-f]+|\d{3,}", "…", message))
+    return "bug", "unclassified: " + short.replace("|", "/")[:90]
+
+
+APPLICABLE_KINDS = ("missing", "bug")
+
+# ---------------------------------------------------------------------------------------------
+# The quick subset for CI: a few fast files (each runs in seconds) covering serde, savers, graphs.
+QUICK = {
+    "langgraph_checkpoint-4.3.2": ["tests/test_memory.py", "tests/test_jsonplus.py"],
+    "langgraph_checkpoint_sqlite-3.1.2": ["tests/test_sqlite.py", "tests/test_aiosqlite.py"],
+    "langgraph-1.2.24": ["tests/test_interrupt_migration.py", "tests/test_state.py"],
+}
+
+
+def fetch() -> dict[str, Path]:
+    """Download (once) and extract the pinned sdists; return {dist: extracted tests root}."""
+    sdists, src = CACHE / "sdists", CACHE / "src"
+    sdists.mkdir(parents=True, exist_ok=True)
+    missing = [req for stem, req in PINS.items() if not (sdists / f"{stem}.tar.gz").exists()]
+    if missing:
+        print(f"downloading {', '.join(missing)} into {sdists} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
+                        ":all:", "-d", str(sdists), *missing], check=True,
+                       stdout=subprocess.DEVNULL)
+    roots = {}
+    for stem in PINS:
+        if not (src / stem / "tests").exists():
+            with tarfile.open(sdists / f"{stem}.tar.gz") as tar:
+                tar.extractall(src, filter="data")
+        roots[stem] = src / stem
+    return roots
+
+
+def prepare(stem: str, root: Path, db_uri: str) -> Path:
+    """A fresh rewritten copy of one sdist's tests under CACHE/run/<stem>; returns that folder."""
+    run = CACHE / "run" / str(os.getpid()) / stem  # one folder per invocation: runs may overlap
+    shutil.copytree(root / "tests", run / "tests")
+    server = POSTGRES_URI.rsplit("/", 1)[0] + "/"
+    stubs: dict[str, str | None] = {}
+    for file in (run / "tests").rglob("*.py"):
+        text = rewrite_imports(file.read_text(), stubs)
+        text = re.sub(r"postgres://postgres(:postgres)?@localhost:\d+/postgres\?sslmode=disable",
+                      db_uri, text)
+        text = re.sub(r"postgres://postgres:postgres@localhost:\d+/", server, text)
+        file.write_text(text)
+    for helper, ours in REPLACED_HELPERS.get(stem, {}).items():
+        shutil.copy(HERE / ours, run / helper)
+    (run / "stubs.json").write_text(json.dumps(stubs, indent=1))
+    auto = "asyncio_mode = auto\n" if stem in ASYNCIO_AUTO else ""
+    (run / "pytest.ini").write_text(f"[pytest]\n{auto}asyncio_default_fixture_loop_scope = "
+                                    "function\nfilterwarnings = ignore\n")
+    return run
+
+
+def run_files(run: Path, files: list[str], against: Path, select: str | None = None) -> dict:
+    """Run rewritten test files in one pytest process under the guard; return the results."""
+    out = run / "results.json"
+    out.unlink(missing_ok=True)
+    env = dict(os.environ, LGSUITE_RESULTS=str(out), LGSUITE_STUBS=str(run / "stubs.json"),
+               PYTHONPATH=os.pathsep.join([str(run), str(HERE), str(against)]))
+    cmd = [sys.executable, "-m", "pytest", *files, "-q", "-p", "langgraph_suite_plugin",
+           "-p", "no:cacheprovider", "-c", str(run / "pytest.ini"), "--rootdir", str(run),
+           f"--timeout={TEST_TIMEOUT}", "--continue-on-collection-errors",
+           *(["-k", select] if select else [])]
+    try:
+        proc = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True,
+                              timeout=RUN_TIMEOUT, check=False)
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+    except subprocess.TimeoutExpired:
+        tail = [f"run timed out after {RUN_TIMEOUT}s"]
+    if not out.exists():  # the process died: every file counts as one crashed entry
+        return {"tests": {f"{f}::<crashed>": {"outcome": "collect_error",
+                                              "message": " | ".join(tail)} for f in files},
+                "guard": {"blocked": [], "loaded": []}}
+    return json.loads(out.read_text())
+
+
+def test_files(root: Path) -> list[str]:
+    """Every test module of one sdist, relative to its root."""
+    return sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("test_*.py"))
+
+
+def summarize(results: dict[str, dict]) -> tuple[list[dict], Counter]:
+    """Per-file rows (passed, applicable, not applicable, causes) and the overall failing causes."""
+    rows, causes = [], Counter()
+    per_file: dict[str, list] = defaultdict(list)
+    for test_id, entry in results.items():
+        per_file[test_id.split("::")[0]].append((test_id, entry))
+    for file, entries in sorted(per_file.items()):
+        row = Counter()
+        for test_id, entry in entries:
+            outcome = entry["outcome"]
+            if outcome in ("passed", "xfailed"):
+                row["passed"] += 1
+            elif outcome == "skipped":
+                row["skipped"] += 1
+            else:
+                kind, cause = classify(test_id, entry["message"])
+                row[kind] += 1
+                if kind in APPLICABLE_KINDS:
+                    causes[(kind, cause)] += 1
+        row["applicable"] = row["passed"] + sum(row[k] for k in APPLICABLE_KINDS)
+        rows.append({"file": file, **row})
+    return rows, causes
+
+
+def overall(rows: list[dict]) -> tuple[int, int]:
+    """(passed, applicable) over all rows."""
+    return sum(r.get("passed", 0) for r in rows), sum(r["applicable"] for r in rows)
+
+
+def rate(passed: int, applicable: int) -> str:
+    return f"{100 * passed / applicable:.1f} %" if applicable else "n/a"
+
+
+def table(rows: list[dict], causes: Counter, top: int = 25) -> str:
+    """The report as markdown: per-file table, overall line, top failing causes."""
+    cols = ["passed", "applicable", "missing", "bug", "out_of_scope", "private", "helper",
+            "deliberate", "skipped"]
+    out = ["| file | rate | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    total = Counter()
+    for row in rows:
+        total.update({c: row.get(c, 0) for c in cols})
+        out.append(f"| {row['file']} | {rate(row.get('passed', 0), row['applicable'])} | "
+                   + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
+    out.append(f"| **all** | **{rate(total['passed'], total['applicable'])}** | "
+               + " | ".join(str(total[c]) for c in cols) + " |")
+    overall = rate(total["passed"], total["applicable"])
+    summary = f"Overall: {total['passed']} of {total['applicable']} applicable tests pass ({overall})."
+    out += ["", summary, "",
+            "| failing cause | tests | kind |", "|---|---|---|"]
+    out += [f"| {cause} | {n} | {kind} |" for (kind, cause), n in causes.most_common(top)]
+    return "\n".join(out)
+
+
+def create_database() -> str:
+    """A database of our own on the server for tests that want a fixed one; returns its URI."""
+    import psycopg
+
+    name = f"lgsuite_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URI, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return POSTGRES_URI.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_database(uri: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URI, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{uri.rsplit("/", 1)[1]}" WITH (FORCE)')
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="only the fast CI subset (QUICK)")
+    parser.add_argument("--markdown", help="also write the table to this markdown file")
+    parser.add_argument("--json", help="write per-test outcomes and classes to this file")
+    parser.add_argument("--against", default=str(REPO),
+                        help="folder holding the lgcheckpoint package to test (default: this repo)")
+    parser.add_argument("--files", nargs="*", help="only test files whose path contains one of these")
+    parser.add_argument("-k", dest="select", help="pytest -k expression (e.g. 'memory or sqlite')")
+    parser.add_argument("--from-json", help="classify and report saved --json results; run nothing")
+    args = parser.parse_args(argv)
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        return report(saved, set(), set(), [], set(), args)
+
+    against = Path(args.against).resolve()
+    sys.path.insert(0, str(against))  # the rewrite checks which modules and names exist there
+    roots = fetch()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still drops its database
+    db_uri = create_database()
+    results: dict[str, dict] = {}
+    loaded, blocked, skipped_files, elsewhere = set(), set(), [], set()
+    started = time.monotonic()
+    try:
+        for stem, root in roots.items():
+            files = QUICK.get(stem, []) if args.quick else test_files(root)
+            if args.files:
+                files = [f for f in files if any(p in f"{stem}/{f}" for p in args.files)]
+            skipped_files += [f"{stem}/{f}" for f in files if re.search(OUT_OF_SCOPE_FILES, f)]
+            files = [f for f in files if not re.search(OUT_OF_SCOPE_FILES, f)]
+            if not files:
+                continue
+            run = prepare(stem, root, db_uri)
+            t0 = time.monotonic()
+            got = run_files(run, files, against, args.select)
+            loaded.update(got["guard"]["loaded"])
+            blocked.update(got["guard"]["blocked"])
+            elsewhere.update(got.get("elsewhere", []))
+            for test_id, entry in got["tests"].items():
+                results[f"{stem.split('-')[0]}/{test_id}"] = entry
+            print(f"  {stem}: {len(files)} files, {len(got['tests'])} tests "
+                  f"in {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
+    finally:
+        drop_database(db_uri)
+        shutil.rmtree(CACHE / "run" / str(os.getpid()), ignore_errors=True)
+    return report(results, loaded, blocked, skipped_files, elsewhere, args,
+                  time.monotonic() - started)
+
+
+def report(results: dict, loaded: set, blocked: set, skipped_files: list, elsewhere: set,
+           args: argparse.Namespace, seconds: float = 0.0) -> int:
+    """Print (and write) the table; exit status 1 if the guard saw real LangGraph loaded."""
+    rows, causes = summarize(results)
+    text = table(rows, causes)
+    if elsewhere:
+        text += ("\n\nLangGraph names found under another lgcheckpoint module (swap-in gaps): "
+                 + ", ".join(sorted(elsewhere)))
+    if skipped_files:
+        text += "\n\nNot run (whole file out of scope): " + ", ".join(skipped_files)
+    print(text)
+    if not args.from_json:
+        print(f"\nimport guard: {len(loaded)} real langgraph modules loaded {sorted(loaded)}; "
+              f"{len(blocked)} distinct imports blocked; {seconds:.0f}s")
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {tid: {**e, "class": classify(tid, e["message"]) if e["outcome"] not in
+                   ("passed", "xfailed", "skipped") else None} for tid, e in results.items()},
+            indent=1))
+    return 1 if loaded else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

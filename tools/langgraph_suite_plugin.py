@@ -1,0 +1,200 @@
+"""pytest plugin for tools/langgraph_suite.py: block real LangGraph, stand in for absent modules, record.
+
+Loaded with ``-p langgraph_suite_plugin`` before any test module or conftest is imported. It does
+three things and nothing else:
+
+1. **Import guard.** A meta-path finder refuses every ``langgraph`` / ``langgraph.*`` import (no
+   exceptions: LangGraph's test helpers that need real LangGraph, such as the conformance package,
+   fail and are classified). At the end of the session it checks that no ``langgraph`` module is in
+   ``sys.modules`` and writes the proof (blocked attempts, loaded modules) to the results file.
+2. **Stand-ins.** The rewritten tests import modules that lgcheckpoint does not have (out of scope,
+   LangGraph-private, or missing) from ``lgsuite_stub.<kind>.<path>``. Such a module hands out the
+   real lgcheckpoint object when one of the same name exists in a fallback module; otherwise a
+   stand-in class whose use raises ``OutOfScopeError`` / ``PrivateHelperError`` / ``MissingError``,
+   so the failing test names what it needed. Importing a stand-in never succeeds at *running*
+   anything; it only lets a test file collect so its other tests can run.
+3. **Recorder.** Every test's outcome and the first line of its error go to the JSON file named by
+   ``LGSUITE_RESULTS``.
+
+Next: tools/langgraph_suite.py
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+import types
+
+STUB_ROOT = "lgsuite_stub"
+# where a stand-in module looks for a real object of the same name before handing out a stand-in
+FALLBACKS = ("lgcheckpoint.constants", "lgcheckpoint.types", "lgcheckpoint.errors",
+             "lgcheckpoint.checkpoint.base", "lgcheckpoint.pregel.checkpoint")
+
+
+class OutOfScopeError(Exception):
+    """A test used a LangGraph feature lgcheckpoint declares out of scope."""
+
+
+class PrivateHelperError(Exception):
+    """A test used a LangGraph-private helper (an underscored module)."""
+
+
+class MissingError(Exception):
+    """A test used an in-scope LangGraph module lgcheckpoint does not have (yet)."""
+
+
+ERRORS = {"out_of_scope": OutOfScopeError, "private": PrivateHelperError, "missing": MissingError}
+
+
+class RealLangGraphBlocked(ImportError):
+    """The guard refused to import real LangGraph."""
+
+
+BLOCKED: list[str] = []
+ELSEWHERE: set[str] = set()  # LangGraph names a test got from a different lgcheckpoint module
+
+
+class Guard(importlib.abc.MetaPathFinder):
+    """Refuse ``langgraph`` and every submodule; record each attempt."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "langgraph" or name.startswith("langgraph."):
+            BLOCKED.append(name)
+            raise RealLangGraphBlocked(f"lgsuite guard: real LangGraph module {name!r} blocked")
+
+
+class _StandInMeta(type):
+    """Using a stand-in class (calling it, reading an attribute) raises its error."""
+
+    def __call__(cls, *args, **kwargs):
+        raise cls._lgsuite_error(f"{cls._lgsuite_name} is {cls._lgsuite_kind}")
+
+    def __getattr__(cls, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise cls._lgsuite_error(f"{cls._lgsuite_name}.{attr} is {cls._lgsuite_kind}")
+
+
+def stand_in(kind: str, qualname: str) -> type:
+    """A class standing for ``qualname``; any use raises the error of ``kind``."""
+    return _StandInMeta(qualname.rsplit(".", 1)[-1], (), {
+        "_lgsuite_error": ERRORS[kind], "_lgsuite_name": qualname,
+        "_lgsuite_kind": kind.replace("_", " ") + " for lgcheckpoint"})
+
+
+class StubModule(types.ModuleType):
+    """``lgsuite_stub.<kind>.<path>``: real lgcheckpoint objects by name, else stand-ins."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        _, kind, path = self.__name__.split(".", 2)
+        if f"{path}.{name}" in SHIMS:
+            return SHIMS[f"{path}.{name}"]
+        if f"{path}.{name}" in ALIASES:
+            ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
+            return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
+        if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
+            module = importlib.import_module(STUBS[self.__name__])
+            if hasattr(module, name):
+                return getattr(module, name)
+        if kind != "out_of_scope":  # the same name elsewhere in lgcheckpoint: used, and reported
+            for fallback in FALLBACKS:
+                module = importlib.import_module(fallback)
+                if hasattr(module, name):
+                    ELSEWHERE.add(f"{path}.{name} -> {fallback}")
+                    return getattr(module, name)
+        return stand_in(kind, f"{path}.{name}")
+
+
+class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Create stand-in modules under ``lgsuite_stub``; every level is a package."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == STUB_ROOT or name.startswith(STUB_ROOT + "."):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = StubModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        return None
+
+
+# private names whose whole meaning is LangGraph bookkeeping we do not have; each gets the neutral
+# value (a test's fixture resets LangGraph's "already warned" registry: ours has none)
+SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
+         for kind in ("unregistered", "blocked", "unreconstructable")}
+# public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
+ALIASES = {"langgraph.checkpoint.base.create_checkpoint": "lgcheckpoint.pregel.checkpoint"}
+STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
+
+
+def _install() -> None:
+    leaked = sorted(m for m in sys.modules if m == "langgraph" or m.startswith("langgraph."))
+    if leaked:
+        raise RuntimeError(f"lgsuite: real LangGraph already imported before the guard: {leaked}")
+    if os.environ.get("LGSUITE_STUBS"):
+        with open(os.environ["LGSUITE_STUBS"]) as f:
+            STUBS.update(json.load(f))
+    sys.meta_path.insert(0, Guard())
+    sys.meta_path.insert(1, StubFinder())
+
+
+_install()
+RESULTS: dict[str, dict] = {}
+
+
+def _message(report) -> str:
+    """The first informative line of a failure: the crash message, or the last repr line."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        text = crash.message
+    elif isinstance(report.longrepr, tuple):  # skipped: (file, line, reason)
+        text = str(report.longrepr[2])
+    else:
+        text = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else ""
+    return text.strip()[:600]
+
+
+def pytest_runtest_logreport(report):
+    """Keep the worst phase per test: a failing setup/teardown is the test's outcome."""
+    entry = RESULTS.setdefault(report.nodeid, {"outcome": "passed", "message": ""})
+    if report.when == "call" and hasattr(report, "wasxfail"):
+        entry.update(outcome="xfailed" if report.skipped else "xpassed", message="")
+    elif report.failed:
+        if entry["outcome"] in ("passed", "xfailed", "xpassed"):
+            entry.update(outcome="failed" if report.when == "call" else "error",
+                         message=_message(report))
+    elif report.skipped and entry["outcome"] == "passed":
+        entry.update(outcome="skipped", message=_message(report))
+
+
+def pytest_collectreport(report):
+    """A file that does not import: every test of it is failed later with this message."""
+    if report.failed:
+        RESULTS[report.nodeid + "::<collect>"] = {"outcome": "collect_error",
+                                                  "message": _collect_message(report)}
+
+
+def _collect_message(report) -> str:
+    text = str(report.longrepr)
+    lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
+    return (lines[-1][2:].strip() if lines else text.strip().splitlines()[-1])[:600]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Write outcomes and the guard's proof."""
+    loaded = sorted(m for m in sys.modules if m == "langgraph" or m.startswith("langgraph."))
+    out = os.environ.get("LGSUITE_RESULTS")
+    if out:
+        with open(out, "w") as f:
+            json.dump({"tests": RESULTS, "elsewhere": sorted(ELSEWHERE),
+                       "guard": {"blocked": sorted(set(BLOCKED)), "loaded": loaded}}, f, indent=1)
