@@ -95,6 +95,7 @@ def test_any_cipher_and_the_allowlist_keeps_the_cipher():
             return ciphertext[::-1]
 
     serde = EncryptedSerializer(Reverse())
-    assert serde.dumps_typed("x")[0] == "msgpack+rev" and serde.loads_typed(serde.dumps_typed(5)) == 5
+    assert serde.dumps_typed("x")[0] == "msgpack+rev"
+    assert serde.loads_typed(serde.dumps_typed(5)) == 5
     widened = serde.with_msgpack_allowlist([("my.module", "Thing")])
     assert isinstance(widened, EncryptedSerializer) and widened.cipher is serde.cipher

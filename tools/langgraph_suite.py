@@ -5,9 +5,10 @@
 1. **Fetch.** ``pip download`` the pinned sdists (``PINS``) into ``CACHE`` (outside the repository;
    nothing of LangGraph's is copied into it) and extract their ``tests/`` folders.
 2. **Rewrite.** Each test file's ``langgraph.*`` imports are pointed at lgcheckpoint through
-   ``FLATTENED`` / ``RENAMED``. A statement naming a module or a name we do not have goes to a stand-in module
-   (``lgsuite_stub.<kind>.<path>``, see tools/langgraph_suite_plugin.py) so that the file still
-   collects and only the tests that *use* the absent thing fail, naming it. Postgres URIs point at
+   ``FLATTENED`` / ``RENAMED``. A statement naming a module or a name we do not have goes to a
+   stand-in module (``lgsuite_stub.<kind>.<path>``, see tools/langgraph_suite_plugin.py) so that
+   the file still collects and only the tests that *use* the absent thing fail, naming it.
+   Postgres URIs point at
    ``LGCHECKPOINT_POSTGRES_URI`` (default: the local server) and a database this tool creates.
 3. **Run** pytest per test file with the plugin: an import guard refuses every real ``langgraph``
    module, and the results file carries the proof (modules loaded: must be none).
@@ -72,7 +73,9 @@ OUT_OF_SCOPE = (  # declared out of scope in README.md; their names become stand
     "redis",
 )
 # LangGraph test helpers replaced by our own (same checks, our code); see each file's docstring
-REPLACED_HELPERS = {"langgraph-1.2.24": {"tests/memory_assert.py": "langgraph_suite_memory_assert.py"}}
+REPLACED_HELPERS = {
+    "langgraph-1.2.24": {"tests/memory_assert.py": "langgraph_suite_memory_assert.py"},
+}
 KEEP_REAL = ("langgraph.checkpoint.conformance",)  # a LangGraph test helper; the guard refuses it
 
 
@@ -120,7 +123,7 @@ def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
 
 
 def rewrite_imports(source: str, stubs: dict[str, str | None]) -> str:
-    """Point every ``langgraph``/out-of-scope import of one file at its route (recorded in stubs)."""
+    """Point every ``langgraph`` / out-of-scope import of one file at its route (into stubs)."""
     lines = source.splitlines(keepends=True)
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -213,7 +216,7 @@ OUT_OF_SCOPE_FILES = (r"test_(async_)?store\.py|test_redis_cache|test_remote_gra
 
 
 def classify(test_id: str, message: str) -> tuple[str, str]:
-    """(kind, cause) of a test that did not pass; ("bug", "unclassified: ...") if no rule matches."""
+    """(kind, cause) of a test that did not pass; ("bug", "unclassified: ...") if none matches."""
     for kind, where, pattern, cause in RULES:
         if re.search(pattern, test_id if where == "id" else message):
             return kind, cause
@@ -346,7 +349,8 @@ def table(rows: list[dict], causes: Counter, top: int = 25) -> str:
     out.append(f"| **all** | **{rate(total['passed'], total['applicable'])}** | "
                + " | ".join(str(total[c]) for c in cols) + " |")
     overall = rate(total["passed"], total["applicable"])
-    summary = f"Overall: {total['passed']} of {total['applicable']} applicable tests pass ({overall})."
+    passed, applicable = total['passed'], total['applicable']
+    summary = f"Overall: {passed} of {applicable} applicable tests pass ({overall})."
     out += ["", summary, "",
             "| failing cause | tests | kind |", "|---|---|---|"]
     out += [f"| {cause} | {n} | {kind} |" for (kind, cause), n in causes.most_common(top)]
@@ -377,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write per-test outcomes and classes to this file")
     parser.add_argument("--against", default=str(REPO),
                         help="folder holding the lgcheckpoint package to test (default: this repo)")
-    parser.add_argument("--files", nargs="*", help="only test files whose path contains one of these")
+    parser.add_argument("--files", nargs="*",
+                        help="only test files whose path contains one of these")
     parser.add_argument("-k", dest="select", help="pytest -k expression (e.g. 'memory or sqlite')")
     parser.add_argument("--from-json", help="classify and report saved --json results; run nothing")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""pytest plugin for tools/langgraph_suite.py: block real LangGraph, stand in for absent modules, record.
+"""pytest plugin for tools/langgraph_suite.py: block LangGraph, stand in for absent modules, record.
 
 Loaded with ``-p langgraph_suite_plugin`` before any test module or conftest is imported. It does
 three things and nothing else:

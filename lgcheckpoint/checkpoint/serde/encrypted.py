@@ -17,7 +17,8 @@ from typing import Any
 from lgcheckpoint.checkpoint.serde.base import CipherProtocol, SerializerProtocol, Typed
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-AES_KEY_ENV = "LANGGRAPH_AES_KEY"  # same variable as LangGraph, so one deployment config serves both
+# the same variable as LangGraph, so one deployment config serves both
+AES_KEY_ENV = "LANGGRAPH_AES_KEY"
 AES_NONCE, AES_TAG = 16, 16  # bytes before the ciphertext: EAX nonce, then authentication tag
 
 

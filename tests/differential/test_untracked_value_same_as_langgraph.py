@@ -1,4 +1,4 @@
-"""Causes found by LangGraph's own tests (tools/langgraph_suite.py), each compared whole-history."""
+"""UntrackedValue, whole histories (found by LangGraph's own tests, tools/langgraph_suite.py)."""
 
 from typing import Annotated
 
@@ -7,7 +7,7 @@ from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, assert_same, record, registry
 from tests.differential.libs import LANGGRAPH, OURS
-from tests.differential.scenarios_issue3 import thread
+from tests.differential.scenarios_loop import thread
 
 CAUSES, scenario = registry()
 
