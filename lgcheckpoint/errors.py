@@ -5,13 +5,8 @@ serializer's errors live with them (checkpoint/errors.py) and are re-exported he
 """
 
 from lgcheckpoint.checkpoint.errors import (  # noqa: F401
-    CheckpointNotFoundError,
-    EmptyChannelError,
-    InvalidCheckpointError,
-    MissingConfigError,
-    SaverNotSetUpError,
-    SyncCallOnEventLoopError,
-    UnsafeTypeError,
+    CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
+    SaverNotSetUpError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
 
 

@@ -277,8 +277,7 @@ class StateGraph:
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
             nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
                               every_key, mapper_for(spec.input_schema),
-                              retry_policy=spec.retry_policy,
-                              ends=spec.ends, subgraph=subgraph)
+                              retry_policy=spec.retry_policy, ends=spec.ends, subgraph=subgraph)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

@@ -45,7 +45,6 @@ class PregelLoop:
                  saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
         self.graph, self.input, self.emit_fn = graph, input, emit
         self.spec = run  # what the run was asked: config, saver, durability, breakpoints, output
-        self.config, self.saver = run.config, run.saver  # the two read everywhere below
         self.saves = saves  # decides when each write and checkpoint is saved (saves.py)
         self.modes = modes  # stream modes someone listens to: only those payloads are built
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
@@ -74,7 +73,7 @@ class PregelLoop:
                     self.spec.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
-            self.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
+            self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
             if self.spec.interrupt_after and should_interrupt(
@@ -109,9 +108,9 @@ class PregelLoop:
     def load(self, saved: CheckpointTuple | None) -> None:
         """Start from the saved checkpoint (or an empty one) with its pending writes."""
         if saved is None:
-            saved = CheckpointTuple(self.config, empty_checkpoint(), {"step": -2}, None, [])
-        conf = {"checkpoint_ns": "", **self.config[CONF], **saved.config.get(CONF, {})}
-        self.checkpoint_config = {**self.config, **saved.config, CONF: conf}
+            saved = CheckpointTuple(self.spec.config, empty_checkpoint(), {"step": -2}, None, [])
+        conf = {"checkpoint_ns": "", **self.spec.config[CONF], **saved.config.get(CONF, {})}
+        self.checkpoint_config = {**self.spec.config, **saved.config, CONF: conf}
         self.prev_checkpoint_config = saved.parent_config
         self.loaded_id = saved.checkpoint["id"]
         self.checkpoint, self.metadata = saved.checkpoint, saved.metadata
@@ -119,7 +118,7 @@ class PregelLoop:
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
         self.forgetful = [k for k, chan in self.channels.items() if chan.forgets]
         self.step = self.metadata["step"] + 1
-        self.stop = self.step + self.config["recursion_limit"] + 1
+        self.stop = self.step + self.spec.config["recursion_limit"] + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.values_loaded = True  # channel_values as the saver gave them: next snapshot reads all
         updated = self.checkpoint.get("updated_channels")
@@ -128,7 +127,7 @@ class PregelLoop:
 
     def apply_input(self) -> None:
         """Start the run in one of the four ways of input_case, then let run() step."""
-        conf = self.config[CONF]
+        conf = self.spec.config[CONF]
         addressed = bool(conf.get("checkpoint_id"))  # the caller named a checkpoint
         case = input_case(self.input, bool(self.checkpoint["channel_versions"]), addressed,
                           conf.get(RESUMING), self.metadata.get("source"), self.superseded)
@@ -159,7 +158,7 @@ class PregelLoop:
             discarded = self.next_tasks(self.loaded_updated)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
-        elif RESUMING not in self.config[CONF]:  # a subgraph call may have nothing to add
+        elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
             raise EmptyInputError(
                 f"Received no input for {self.graph.input_channels}: pass a dict of state "
                 "values, or None / Command(resume=...) to continue a thread")
@@ -180,13 +179,13 @@ class PregelLoop:
             raise InvalidUpdateError("There is no parent graph")
         resume_map = False
         if cmd.resume is not None:
-            if not self.saver:
+            if not self.spec.saver:
                 raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
                                    "compile(checkpointer=InMemorySaver()) and pass a thread_id")
             resume_map = isinstance(cmd.resume, dict) and all(
                 is_interrupt_id(k) for k in cmd.resume)
             if resume_map:
-                self.config[CONF][RESUME_MAP] = cmd.resume
+                self.spec.config[CONF][RESUME_MAP] = cmd.resume
             elif len(self.pending_interrupts()) > 1:
                 raise RuntimeError(
                     "When there are multiple pending interrupts, you must specify the interrupt "
@@ -216,8 +215,8 @@ class PregelLoop:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
         value = next((v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME),
                      None)
-        self.config[CONF][NULL_RESUME] = [value] if value is not None else (
-            self.config[CONF].get(PARENT_NULL_RESUME))
+        self.spec.config[CONF][NULL_RESUME] = [value] if value is not None else (
+            self.spec.config[CONF].get(PARENT_NULL_RESUME))
 
     def pending_interrupts(self) -> set[str]:
         """Ids of interrupts still waiting for an answer (their task never finished)."""
@@ -228,7 +227,7 @@ class PregelLoop:
     # --- steps -----------------------------------------------------------------------------
     def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:
         return prepare_next_tasks(
-            self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.config,
+            self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
             updated_channels=updated_channels)
 
@@ -239,8 +238,8 @@ class PregelLoop:
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
         # what a task's config says about where it runs (read by subgraphs and node metadata)
-        self.config[CONF].update({CHECKPOINT_ID: self.checkpoint["id"], STEP: self.step})
-        if self.saver is not None and "checkpoints" in self.modes:
+        self.spec.config[CONF].update({CHECKPOINT_ID: self.checkpoint["id"], STEP: self.step})
+        if self.spec.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 
     def commit(self, task: Task, error: BaseException | None) -> None:
@@ -292,7 +291,7 @@ class PregelLoop:
     def save_checkpoint(self, metadata: CheckpointMetadata) -> None:
         """Snapshot the channels as the step's checkpoint and hand it to the queue."""
         metadata["step"] = self.step
-        metadata["parents"] = self.config[CONF].get("checkpoint_map", {})
+        metadata["parents"] = self.spec.config[CONF].get("checkpoint_map", {})
         self.metadata = metadata
         saved_now = self.saves.saves_steps  # "exit" only needs the versions until the end
         self.checkpoint = create_checkpoint(
@@ -322,8 +321,12 @@ class PregelLoop:
         # a copy: the next step mutates self.checkpoint while the saver may still be writing
         return Put(config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
 
-    def exit_saves(self) -> tuple[Put | None, list[PutWrites]]:
+    def exit_saves(self, error: BaseException | None) -> tuple[Put | None, list[PutWrites]]:
         """What "exit" durability saves at the end: the last checkpoint, then its writes."""
+        # a subgraph call's checkpoints ("node:task_id") are saved with exit only if it failed
+        if not self.saves.saves_at_exit or (self.is_nested and error is None and any(
+                NS_END in part for part in self.namespace)):
+            return None, []
         put = None
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             self.checkpoint = create_checkpoint(
@@ -338,12 +341,7 @@ class PregelLoop:
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
-        # a subgraph call's checkpoints ("node:task_id") are saved with exit only if it failed
-        if self.saves.saves_at_exit and (not self.is_nested or error is not None or all(
-                NS_END not in part for part in self.namespace)):
-            self.saves.at_exit(*self.exit_saves())
-        else:
-            self.saves.at_exit(None, [])
+        self.saves.at_exit(*self.exit_saves(error))
         if isinstance(error, GraphInterrupt) and not self.is_nested:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):

@@ -67,11 +67,10 @@ async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
         return await node.subgraph.ainvoke(task.input)
-    if node.func is None:
-        return task.input
-    if not node.is_async:  # sync nodes run in a worker thread, keeping the task context
-        return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
-    return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+    if node.is_async:
+        return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+    # a sync node (or START) runs in a worker thread, keeping the task context
+    return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
 
 def collect_writes(task: Task, result: Any, graph: Any) -> list:

@@ -56,7 +56,7 @@ class SaveQueue:
             if last_of_step:
                 self.held = writes
             else:
-                self.send_writes(writes)
+                self.submit(self.put_writes, *writes)
 
     def after_step(self, put: Put) -> None:
         """A step ended: publish its checkpoint (with the held writes, in one commit)."""
@@ -65,9 +65,9 @@ class SaveQueue:
         with self.hold_lock:
             held, self.held = self.held, None
         if held is None:
-            self.send_put(put)
+            self.submit(self.put, *put)
         else:
-            self.send_writes_and_put(held, put)
+            self.submit(self.put_writes_and_checkpoint, held, *put)
 
     def at_exit(self, put: Put | None, writes: list[PutWrites]) -> None:
         """The run stops: held writes go alone; "exit" saves the last checkpoint, then writes."""
@@ -75,24 +75,15 @@ class SaveQueue:
             self.release()
         if self.saves_at_exit:
             if put is not None:
-                self.send_put(put)
+                self.submit(self.put, *put)
             for task_writes in writes:
-                self.send_writes(task_writes)
+                self.submit(self.put_writes, *task_writes)
 
     def release(self) -> None:
         """Send held writes on their own (no checkpoint follows them, e.g. the step failed)."""
         if self.held is not None:
-            self.send_writes(self.held)
+            self.submit(self.put_writes, *self.held)
             self.held = None
-
-    def send_writes(self, writes: PutWrites) -> None:
-        self.submit(self.put_writes, *writes)
-
-    def send_put(self, put: Put) -> None:
-        self.submit(self.put, *put)
-
-    def send_writes_and_put(self, writes: PutWrites, put: Put) -> None:
-        self.submit(self.put_writes_and_checkpoint, writes, *put)
 
 
 class SyncSaveQueue(SaveQueue):
@@ -103,8 +94,7 @@ class SyncSaveQueue(SaveQueue):
         if saver is not None:  # the saver's sync verbs
             self.put_writes, self.put = saver.put_writes, saver.put
             self.put_writes_and_checkpoint = saver.put_writes_and_checkpoint
-        background = durability != "sync"
-        self.worker = concurrent.futures.ThreadPoolExecutor(1) if background else None
+        self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
     def submit(self, verb: Callable, *args: Any) -> None:

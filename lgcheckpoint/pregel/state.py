@@ -151,8 +151,7 @@ class Edit:
         """Save the edited state as a new checkpoint after the edited one; its config."""
         new = create_checkpoint(self.checkpoint, self.channels,
                                 new_step if id_step is None else id_step)
-        metadata = {"source": source, "step": new_step,
-                    "parents": self.metadata.get("parents", {})}
+        metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
         put = self.saver.put(self.parent_config, new, metadata,
                              new_channel_versions(self.previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, self.metadata)
