@@ -10,6 +10,7 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     InvalidCheckpointError,
     MissingConfigError,
     SaverNotSetUpError,
+    StoreUnavailableError,
     SyncCallOnEventLoopError,
     UnsafeTypeError,
 )
@@ -45,3 +46,11 @@ class ParentCommand(Exception):
 
 class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
+
+
+class ThreadBusyError(RuntimeError):
+    """Another run holds the thread (multitask_strategy='reject', or waiting would never end)."""
+
+
+class StaleResumeError(RuntimeError):
+    """Command(resume=...) answers an interrupt that no longer waits: someone answered first."""

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import CONF, END, START
 from lgcheckpoint.errors import GraphRecursionError
+from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -89,6 +90,7 @@ class Pregel:
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
 
+    @guarded  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
@@ -122,6 +124,7 @@ class Pregel:
         yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
+    @aguarded
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
