@@ -1,4 +1,4 @@
-"""Thread locks that other processes see: the storage half of the thread guard (lgcheckpoint/guard.py).
+"""Thread locks that other processes see: the storage half of the thread guard (guard.py).
 
 A run holds its thread's lock from start to end. Each saver kind gets the lock its database can
 share between processes, and every lock is released by the operating system or the server when
