@@ -170,18 +170,25 @@ def claim_for(saver: Any, thread_id: str, strategy: str, lock: Any) -> Claim:
 
 
 def sync_locks(saver: Any) -> Any:
+    """The saver's cross-process locks, made once (on a closed connection: none; the run says)."""
     if saver not in _locks:
-        _locks[saver] = locks.locks_for(saver)
+        try:
+            _locks[saver] = locks.locks_for(saver)
+        except Exception:  # noqa: BLE001 - the run's first saver call reports it in plain words
+            return locks.NoLocks()
     return _locks[saver]
 
 
 async def async_locks(saver: Any) -> Any:
     if saver not in _locks:
-        path = ""
-        if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
-            async with saver.conn.execute("PRAGMA database_list") as cursor:
-                path = (await cursor.fetchone())[2]
-        _locks[saver] = locks.locks_for(saver, sqlite_path=path)
+        try:
+            path = ""
+            if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
+                async with saver.conn.execute("PRAGMA database_list") as cursor:
+                    path = (await cursor.fetchone())[2]
+            _locks[saver] = locks.locks_for(saver, sqlite_path=path)
+        except Exception:  # noqa: BLE001 - as in sync_locks
+            return locks.NoLocks()
     return _locks[saver]
 
 

@@ -33,6 +33,8 @@ import sqlite3
 import threading
 from typing import Any, ClassVar
 
+from lgcheckpoint.checkpoint.errors import StoreUnavailableError
+
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%s)"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(%s)"
 LOCK_FILE_SUFFIX = "-threadlock"
@@ -119,9 +121,11 @@ class AdvisoryLocks:
                 if self.conn is None or self.conn.closed:
                     self.conn = psycopg.connect(self.conninfo, autocommit=True)
                 return self.conn.execute(sql, (key,)).fetchone()[0]
-            except psycopg.OperationalError:
+            except psycopg.OperationalError as exc:
                 self.close()  # a dead session holds no locks; the next call reconnects
-                raise
+                raise StoreUnavailableError(
+                    f"cannot take the thread's lock on Postgres ({' '.join(str(exc).split())}); "
+                    "run again once the server is reachable") from exc
 
     def close(self) -> None:
         if self.conn is not None:
