@@ -99,6 +99,7 @@ def test_four_processes_answer_the_same_interrupt(db, strategy, tmp_path):
            f"slowest refusal {waited * 1000:.0f} ms")
 
 
+@pytest.mark.lesson("16_two_humans")
 @pytest.mark.parametrize("strategy", ["reject", "enqueue"])
 def test_four_threads_in_one_process_on_inmemory(strategy, tmp_path):
     side = tmp_path / "side.txt"
@@ -127,6 +128,7 @@ def test_four_threads_in_one_process_on_inmemory(strategy, tmp_path):
     assert chain_problems(list(graph.checkpointer.list(config))) == []
 
 
+@pytest.mark.lesson("16_two_humans")
 def test_a_second_run_waits_then_starts_from_the_head_the_first_left(sqlite_path, tmp_path):
     """enqueue: a plain run queued behind another starts from the checkpoint the first wrote."""
     with open_saver("sqlite", sqlite_path) as saver:
@@ -147,6 +149,7 @@ def test_a_second_run_waits_then_starts_from_the_head_the_first_left(sqlite_path
         assert history[2].checkpoint["channel_values"]["answer"] == "yes"
 
 
+@pytest.mark.lesson("16_two_humans")
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 def test_a_stale_answer_is_refused_and_writes_nothing(kind, request, tmp_path):
     target = (request.getfixturevalue("postgres_uri") if kind == "postgres"
@@ -213,3 +216,31 @@ def test_guard_off_drops_a_stale_answer_as_langgraph_does(tmp_path):
                    for s in graph.get_state_history(config)]
         results.append((second, history))
     assert results[0] == results[1]
+
+
+@pytest.mark.lesson("16_two_humans")
+def test_file_locks_exclude_another_process_and_die_with_it(tmp_path):
+    """FileLocks: a byte per thread; another process cannot take it until the holder exits."""
+    from lgcheckpoint.checkpoint.locks import FileLocks, thread_key
+
+    path = str(tmp_path / "x.sqlite")
+    locks = FileLocks.for_database(path)
+    key = thread_key("t1")
+    assert locks.try_lock(key)
+    probe = ("import sys; from lgcheckpoint.checkpoint.locks import FileLocks, thread_key; "
+             "l = FileLocks.for_database(sys.argv[1]); "
+             "print(l.try_lock(thread_key('t1')), l.try_lock(thread_key('t2')))")
+    run = [sys.executable, "-c", probe, path]
+    assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.split() == [
+        "False", "True"]
+    locks.unlock(key)
+    assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.split() == [
+        "True", "True"]
+
+
+@pytest.mark.lesson("16_two_humans")
+def test_an_unknown_strategy_is_refused():
+    graph = two_humans_child.review_graph(InMemorySaver(), "/dev/null", seconds=0)
+    with pytest.raises(ValueError, match="multitask_strategy must be one of"):
+        graph.invoke({"text": "x"}, {"configurable": {"thread_id": "t"}},
+                     multitask_strategy="rollback")
