@@ -244,3 +244,44 @@ def test_an_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="multitask_strategy must be one of"):
         graph.invoke({"text": "x"}, {"configurable": {"thread_id": "t"}},
                      multitask_strategy="rollback")
+
+
+@pytest.mark.parametrize("strategy", ["reject", "enqueue"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_async_runs_take_the_same_lock(kind, strategy, request, tmp_path):
+    """ainvoke holds the thread too, through the same locks as a sync run."""
+    import asyncio
+
+    if kind == "sqlite":
+        from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver as Saver
+        target = str(tmp_path / "async.sqlite")
+    else:
+        from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver as Saver
+        target = request.getfixturevalue("postgres_uri")
+    thread = f"async-{strategy}-{uuid.uuid4().hex[:6]}"
+    config = {"configurable": {"thread_id": thread}}
+    side = tmp_path / "side.txt"
+
+    async def main() -> list[str]:
+        async with Saver.from_conn_string(target) as saver:
+            await saver.setup()
+            graph = two_humans_child.review_graph(saver, str(side))
+            await graph.ainvoke({"text": "x"}, config)
+
+            async def human(who: int) -> str:
+                try:
+                    await graph.ainvoke(Command(resume=f"yes {who}"), config,
+                                        multitask_strategy=strategy)
+                    return "ran"
+                except ThreadBusyError:
+                    return "busy"
+                except StaleResumeError:
+                    return "stale"
+
+            return sorted(await asyncio.gather(*(human(i) for i in range(HUMANS))))
+
+    outcomes = asyncio.run(main())
+    assert outcomes.count("ran") == 1, outcomes
+    assert len(side.read_text().splitlines()) == 1
+    with open_saver(kind, target) as saver:
+        assert chain_problems(list(saver.list(config))) == []
