@@ -23,6 +23,11 @@ from typing import Any
 
 REQUIRED_SQLITE_TABLES = {"checkpoints", "writes"}
 REQUIRED_POSTGRES_TABLES = ("checkpoints", "checkpoint_writes", "checkpoint_blobs")
+# a foreign database can hold anything: the terminal gets bounded lines
+THREADS_LISTED = 20  # thread ids named in the "threads:" line
+LINES_PER_HISTORY = 200  # newest checkpoints printed per namespace (--all prints every one)
+NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
+FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
 
 
 class CliError(Exception):
@@ -43,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("db", help="a SQLite file, or a postgresql:// URI")
     inspect.add_argument("--thread", help="thread id (default: list the threads, show the first)")
     inspect.add_argument("--html", help="also write a standalone HTML report here")
+    inspect.add_argument("--all", action="store_true",
+                         help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
+                              "of each namespace)")
     args = parser.parse_args(argv)
     try:
         check_report_path(args.html)
@@ -54,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 saver = open_saver(stack, args.db)
                 config = {"configurable": {"thread_id": pick_thread(saver, args.thread)}}
-                print_history(saver, config)
+                print_history(saver, config, every=args.all)
                 if args.html:
                     write_report(saver, config, args.html, title=f"lgcheckpoint inspect {args.db}")
     except CliError as err:
@@ -173,19 +181,32 @@ def open_postgres(stack: ExitStack, target: str, serde: Any) -> Any:
 
 
 def pick_thread(saver: Any, wanted: str | None) -> str:
-    """The thread to show: the one asked for, else the first; list them either way."""
-    threads = sorted({t.config["configurable"]["thread_id"] for t in saver.list(None)})
-    if not threads:
+    """The thread to show: the one asked for, else the first; name a few of them either way."""
+    marker = "?" if isinstance(saver.conn, sqlite3.Connection) else "%s"
+    total = saver.conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    if not total:
         raise CliError("the database holds no checkpoints")
-    say(f"threads: {', '.join(threads)}")
+    first = [row[0] for row in saver.conn.execute(  # by SQL: no checkpoint is read for a name
+        f"SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id LIMIT {THREADS_LISTED}")]
+    more = f" … ({total} threads; --thread picks one)" if total > len(first) else ""
+    say(f"threads: {', '.join(plain(t) for t in first)}{more}")
     if wanted is None:
-        return threads[0]
-    if wanted not in threads:
-        raise CliError(f"unknown thread {wanted!r}; the database has: {', '.join(threads)}")
+        return first[0]
+    found = saver.conn.execute(
+        f"SELECT 1 FROM checkpoints WHERE thread_id = {marker} LIMIT 1", (wanted,)).fetchone()
+    if found is None:
+        raise CliError(f"unknown thread '{plain(wanted)}'; the database has: "
+                       f"{', '.join(plain(t) for t in first)}{more}")
     return wanted
 
 
-def print_history(saver: Any, config: dict) -> None:
+def plain(value: Any, width: int = FIELD_WIDTH) -> str:
+    """Stored text as one safe terminal field: control characters escaped, long text cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def print_history(saver: Any, config: dict, every: bool = False) -> None:
     """One line per checkpoint, oldest first: the root graph, then each subgraph namespace."""
     from lgcheckpoint.viz import load_history
 
@@ -195,16 +216,24 @@ def print_history(saver: Any, config: dict) -> None:
     subs = len(history.subgraphs)
     split = f" ({len(history)} in the root graph, {total - len(history)} in {subs} subgraph " \
             f"namespace{'s' * (subs != 1)})" if subs else ""
-    say(f"thread {config['configurable']['thread_id']!r}: {total} checkpoints{split}")
-    for part in histories:
+    say(f"thread '{plain(config['configurable']['thread_id'])}': {total} checkpoints{split}")
+    shown = histories if every else histories[:NAMESPACES_LISTED + 1]
+    for part in shown:
         if part.ns:
-            say(f" subgraph {part.ns!r}: {len(part)} checkpoints")
-        for step in part.steps:
+            say(f" subgraph '{plain(part.ns, 2 * FIELD_WIDTH)}': {len(part)} checkpoints")
+        steps = part.steps if every else part.steps[-LINES_PER_HISTORY:]
+        if len(steps) < len(part.steps):
+            say(f"  … {len(part.steps) - len(steps)} older checkpoints not shown "
+                "(--all shows them)")
+        for step in steps:
             marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
             parent = step.parent or "-"
-            say(f"  {step.key:<4} step {step.step:>3} {step.source:<6} parent {parent:<4} "
-                f"updated {','.join(step.updated_channels) or '-':<30} "
-                f"next {','.join(step.next) or '-'}{marks}")
+            updated = plain(",".join(step.updated_channels) or "-")
+            after = plain(",".join(step.next)) or "-"
+            say(f"  {step.key:<4} step {step.step:>3} {plain(step.source, 8):<6} parent "
+                f"{parent:<4} updated {updated:<30} next {after}{marks}")
+    if len(shown) < len(histories):
+        say(f" … {len(histories) - len(shown)} more subgraph namespaces (--all shows them)")
 
 
 def write_report(saver: Any, config: dict, out: str, title: str) -> None:

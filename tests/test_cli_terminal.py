@@ -150,3 +150,71 @@ def test_tour_answer_no_does_not_claim_a_final_state(tmp_path):
     yes = lgcheckpoint("tour", "--db", str(tmp_path / "t.sqlite"),
                        "--html", str(tmp_path / "t.html"))
     assert "final state:" in yes.stdout and "booked:" in yes.stdout
+
+
+# --- hostile and huge data (issue 16, part 4: the inspect side) ---------------------------------
+NODE = "<img src=x onerror=alert(1)>"
+THREAD = "<script>alert('t')</script>\x1b[2J"
+
+
+class Hostile(TypedDict, total=False):
+    v: str
+    n: int
+
+
+@pytest.fixture(scope="module")
+def hostile_db(tmp_path_factory) -> Path:
+    """Markup and terminal escapes in names and values, a 20 MB value, a long thread, 32 threads."""
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+    from lgcheckpoint.graph import END, START, StateGraph
+
+    path = tmp_path_factory.mktemp("hostile") / "hostile.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        marked = StateGraph(Hostile)
+        marked.add_node(NODE, lambda s: {"v": "<script>alert('v')</script>\x1b[31m"})
+        marked.add_edge(START, NODE)
+        marked.add_edge(NODE, END)
+        marked.compile(checkpointer=saver).invoke({"v": "<b>x</b>"},
+                                                  {"configurable": {"thread_id": THREAD}})
+        huge = StateGraph(Hostile)
+        huge.add_node("a", lambda s: {"v": "y" * 20_000_000})
+        huge.add_edge(START, "a")
+        huge.add_edge("a", END)
+        huge.compile(checkpointer=saver).invoke({"v": "x"}, {"configurable": {"thread_id": "big"}})
+        loop = StateGraph(Hostile)
+        loop.add_node("loop", lambda s: {"n": s["n"] + 1})
+        loop.add_edge(START, "loop")
+        loop.add_conditional_edges("loop", lambda s: END if s["n"] >= 400 else "loop")
+        looping = loop.compile(checkpointer=saver)
+        looping.invoke({"n": 0}, {"configurable": {"thread_id": "long"}, "recursion_limit": 999})
+        for i in range(29):
+            looping.invoke({"n": 399}, {"configurable": {"thread_id": f"t{i:02d}"}})
+    return path
+
+
+def test_inspect_never_prints_or_writes_markup_and_escapes_from_the_data(hostile_db, tmp_path):
+    report = tmp_path / "r.html"
+    res = lgcheckpoint("inspect", str(hostile_db), "--thread", THREAD, "--html", str(report))
+    assert res.returncode == 0, res.stderr
+    assert not [c for c in res.stdout if not c.isprintable() and c != "\n"], "control characters"
+    assert "\\x1b[2J" in res.stdout  # shown, escaped
+    page = report.read_text()
+    for raw in ("<script>alert", "<img src=x", "\x1b"):
+        assert raw not in page, raw
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # the node is named, as text
+
+
+def test_inspect_output_stays_bounded(hostile_db, tmp_path):
+    big = lgcheckpoint("inspect", str(hostile_db), "--thread", "big", "--html",
+                       str(tmp_path / "big.html"))
+    assert big.returncode == 0, big.stderr
+    assert len(big.stdout) < 5_000 and (tmp_path / "big.html").stat().st_size < 1_000_000
+    first = big.stdout.splitlines()[0]
+    assert first.endswith("… (32 threads; --thread picks one)") and first.count(",") == 19
+    long = lgcheckpoint("inspect", str(hostile_db), "--thread", "long")
+    lines = long.stdout.splitlines()
+    assert "thread 'long': 402 checkpoints" in long.stdout
+    assert "202 older checkpoints not shown (--all shows them)" in long.stdout
+    assert len(lines) <= 205 and lines[-1].startswith("  c401 ")  # the newest are the ones shown
+    every = lgcheckpoint("inspect", str(hostile_db), "--thread", "long", "--all")
+    assert len([line for line in every.stdout.splitlines() if " step " in line]) == 402
