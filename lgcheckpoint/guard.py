@@ -173,10 +173,17 @@ def sync_locks(saver: Any) -> Any:
     """The saver's cross-process locks, made once (on a closed connection: none; the run says)."""
     if saver not in _locks:
         try:
-            _locks[saver] = locks.locks_for(saver)
+            _locks[saver] = remember(saver, locks.locks_for(saver))
         except Exception:  # noqa: BLE001 - the run's first saver call reports it in plain words
             return locks.NoLocks()
     return _locks[saver]
+
+
+def remember(saver: Any, lock: Any) -> Any:
+    """A lock connection lives as long as its saver."""
+    if hasattr(lock, "close"):
+        weakref.finalize(saver, lock.close)
+    return lock
 
 
 async def async_locks(saver: Any) -> Any:
@@ -186,7 +193,7 @@ async def async_locks(saver: Any) -> Any:
             if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
                 async with saver.conn.execute("PRAGMA database_list") as cursor:
                     path = (await cursor.fetchone())[2]
-            _locks[saver] = locks.locks_for(saver, sqlite_path=path)
+            _locks[saver] = remember(saver, locks.locks_for(saver, sqlite_path=path))
         except Exception:  # noqa: BLE001 - as in sync_locks
             return locks.NoLocks()
     return _locks[saver]

@@ -117,15 +117,20 @@ class AdvisoryLocks:
         import psycopg
 
         with self.mutex:
-            try:
-                if self.conn is None or self.conn.closed:
-                    self.conn = psycopg.connect(self.conninfo, autocommit=True)
-                return self.conn.execute(sql, (key,)).fetchone()[0]
-            except psycopg.OperationalError as exc:
-                self.close()  # a dead session holds no locks; the next call reconnects
-                raise StoreUnavailableError(
-                    f"cannot take the thread's lock on Postgres ({' '.join(str(exc).split())}); "
-                    "run again once the server is reachable") from exc
+            for _ in range(2):  # a session the server dropped while idle: once more, afresh
+                fresh = self.conn is None or self.conn.closed
+                try:
+                    if fresh:
+                        self.conn = psycopg.connect(self.conninfo, autocommit=True)
+                    return self.conn.execute(sql, (key,)).fetchone()[0]
+                except psycopg.OperationalError as exc:
+                    self.close()  # a dead session holds no locks
+                    if fresh:
+                        raise StoreUnavailableError(
+                            f"cannot take the thread's lock on Postgres "
+                            f"({' '.join(str(exc).split())}); run again once the server is "
+                            "reachable") from exc
+            raise AssertionError("unreachable: the second try opens a fresh connection")
 
     def close(self) -> None:
         if self.conn is not None:

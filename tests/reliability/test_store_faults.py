@@ -179,6 +179,9 @@ def postgres_fault(uri: str, conn_kind: str, durability: str, what: str,
             count = assert_intact("postgres", uri, thread)
             if pool is not None:  # the same saver, the next run: the pool recovered by itself
                 ms = assert_resumes(chain_graph(saver), config)
+                fault()  # again, while the saver is idle: its next run must not even notice
+                other = {"configurable": {"thread_id": thread + "-next"}}
+                assert chain_graph(saver).invoke({"value": 1}, other) == EXPECTED
         if pool is None:  # one Connection died with the server session: a new saver resumes
             with postgres_saver(uri) as fresh:
                 ms = assert_resumes(chain_graph(fresh), config)
@@ -188,7 +191,8 @@ def postgres_fault(uri: str, conn_kind: str, durability: str, what: str,
     record(f"fault postgres {what} mid-run ({conn_kind}, durability {durability}): "
            f"{type(error).__name__}; {count} checkpoints intact, 0 orphan writes; resumed to the "
            f"uninterrupted final state in {ms:.0f} ms"
-           + (" on the same pooled saver" if pool else ""))
+           + ("; the same pooled saver ran on, and its next run after the same fault while "
+              "idle succeeded" if pool else ""))
 
 
 def private_cluster_binaries() -> str:

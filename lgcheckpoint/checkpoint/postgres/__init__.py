@@ -166,10 +166,16 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
             yield conn
 
     def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
-        """Rows of one query, as dicts."""
-        with self._connection() as conn:
-            cursor = cursor_of(self.cursors, conn)
-            return cursor.execute(statement.query, statement.params).fetchall()
+        """Rows of one query, as dicts (a pool's dead connection is replaced and read again)."""
+        for attempt in (1, 2):
+            try:
+                with self._connection() as conn:
+                    cursor = cursor_of(self.cursors, conn)
+                    return cursor.execute(statement.query, statement.params).fetchall()
+            except PostgresUnavailableError:
+                if attempt == 2 or not isinstance(self.conn, ConnectionPool):
+                    raise
+        raise AssertionError("unreachable")
 
     def _execute(self, statement: Statement | None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
