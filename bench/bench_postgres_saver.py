@@ -1,6 +1,7 @@
 """Benchmark: PostgresSaver put / put_writes / get_tuple speed and storage, ours vs LangGraph's.
 
-    python bench/bench_postgres_saver.py [--n 500] [--repeats 3] [--big-steps 500] [--serde own|same]
+    python bench/bench_postgres_saver.py [--n 500] [--repeats 3] [--big-steps 500] \
+        [--serde own|same]
                                          [--sync-commit on|off] [--savers sync,async]
 
 Speed: a thread of ``--n`` checkpoints (5 channels, 2 written per step: small dicts and one short
@@ -62,6 +63,7 @@ def open_saver(impl: str, uri: str, serde: str, aio: bool = False):
     async def opened_async():
         async with await psycopg.AsyncConnection.connect(uri, **kwargs) as conn:
             yield cls(conn, serde=JsonPlusSerializer())
+
     return opened_async() if aio else opened()
 
 
@@ -80,8 +82,12 @@ def make_checkpoint(step: int, values: dict, versions: dict) -> dict:
     from lgcheckpoint.checkpoint.base import empty_checkpoint
 
     checkpoint = empty_checkpoint()
-    checkpoint.update(channel_values=dict(values), channel_versions=dict(versions),
-                      versions_seen={"node": dict(versions)}, updated_channels=sorted(values))
+    checkpoint.update(
+        channel_values=dict(values),
+        channel_versions=dict(versions),
+        versions_seen={"node": dict(versions)},
+        updated_channels=sorted(values),
+    )
     return checkpoint
 
 
@@ -95,7 +101,9 @@ def workload(saver, n: int) -> list[tuple[dict, dict]]:
         changed = [f"ch{step % 4}", "name"] if step else list(values)
         for ch in changed:
             versions[ch] = saver.get_next_version(versions.get(ch), None)
-            values[ch] = {"messages": [f"m{step}"] * 3, "step": step} if ch != "name" else f"s{step}"
+            values[ch] = (
+                {"messages": [f"m{step}"] * 3, "step": step} if ch != "name" else f"s{step}"
+            )
         work.append((make_checkpoint(step, values, versions), {c: versions[c] for c in changed}))
     gc.collect()
     gc.freeze()
@@ -136,8 +144,9 @@ async def speed_async(impl: str, uri: str, n: int, serde: str) -> dict:
         configs, parent = [], {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         t0 = time.perf_counter()
         for step, (checkpoint, new_versions) in enumerate(work):
-            parent = await saver.aput(parent, checkpoint, {"source": "loop", "step": step},
-                                      new_versions)
+            parent = await saver.aput(
+                parent, checkpoint, {"source": "loop", "step": step}, new_versions
+            )
             configs.append(parent)
         t1 = time.perf_counter()
         for i, config in enumerate(configs):
@@ -169,15 +178,18 @@ def storage(impl: str, uri: str, steps: int, kind: str) -> dict:
     import psycopg
 
     with psycopg.connect(uri) as conn:
-        size = sum(conn.execute("SELECT pg_total_relation_size(%s::regclass)", (t,)).fetchone()[0]
-                   for t in TABLES)
+        size = sum(
+            conn.execute("SELECT pg_total_relation_size(%s::regclass)", (t,)).fetchone()[0]
+            for t in TABLES
+        )
     return {"bytes": size, "seconds": seconds}
 
 
 # --- driver ---------------------------------------------------------------------------------------
 def in_subprocess(*args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *args], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", *args], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -188,10 +200,17 @@ def main() -> None:
     parser.add_argument("--big-steps", type=int, default=500)
     parser.add_argument("--serde", choices=["own", "same"], default="own")
     parser.add_argument("--uri", default=URI)
-    parser.add_argument("--sync-commit", choices=["on", "off"], default="on",
-                        help="off: commits skip the disk flush, so speed shows CPU and protocol costs")
-    parser.add_argument("--savers", default="sync,async",
-                        help="comma-separated: sync (PostgresSaver), async (AsyncPostgresSaver)")
+    parser.add_argument(
+        "--sync-commit",
+        choices=["on", "off"],
+        default="on",
+        help="off: commits skip the disk flush, so speed shows CPU and protocol costs",
+    )
+    parser.add_argument(
+        "--savers",
+        default="sync,async",
+        help="comma-separated: sync (PostgresSaver), async (AsyncPostgresSaver)",
+    )
     parser.add_argument("--child", nargs="*")
     args = parser.parse_args()
     if args.child:  # one measurement: print its JSON and exit
@@ -222,22 +241,32 @@ def main() -> None:
             runs: dict[str, list[dict]] = {"ours": [], "langgraph": []}
             for _ in range(args.repeats):
                 for impl in runs:  # alternate, so background load hits both alike
-                    runs[impl].append(in_subprocess(what, impl, str(args.n), args.serde,
-                                                    "--uri", args.uri))
-            print(f"speed ({front} saver): {args.n} checkpoints, median of {args.repeats} runs, "
-                  f"serde={args.serde}, synchronous_commit={args.sync_commit} (ops/s)")
+                    runs[impl].append(
+                        in_subprocess(what, impl, str(args.n), args.serde, "--uri", args.uri)
+                    )
+            print(
+                f"speed ({front} saver): {args.n} checkpoints, median of {args.repeats} runs, "
+                f"serde={args.serde}, synchronous_commit={args.sync_commit} (ops/s)"
+            )
             print(f"  {'verb':<11}{'ours':>10}{'langgraph':>11}{'ours/lg':>9}")
             for verb in ("put", "put_writes", "get_tuple"):
                 ours, lg = (statistics.median(r[verb] for r in runs[i]) for i in runs)
                 print(f"  {verb:<11}{ours:>10.0f}{lg:>11.0f}{ours / lg:>8.2f}x")
 
         print(f"storage: {args.big_steps} puts, a 1 MB channel that never changes")
-        print(f"  {'channel':<8}{'ours MB':>9}{'langgraph MB':>14}{'lg/ours':>9}{'ours s':>8}{'lg s':>7}")
+        print(
+            f"  {'channel':<8}{'ours MB':>9}{'langgraph MB':>14}{'lg/ours':>9}"
+            f"{'ours s':>8}{'lg s':>7}"
+        )
         for kind in ("str", "dict"):
-            ours, lg = (in_subprocess("storage", i, str(args.big_steps), kind, "--uri", args.uri)
-                        for i in ("ours", "langgraph"))
-            print(f"  {kind:<8}{ours['bytes'] / 1e6:>9.1f}{lg['bytes'] / 1e6:>14.1f}"
-                  f"{lg['bytes'] / ours['bytes']:>8.1f}x{ours['seconds']:>8.1f}{lg['seconds']:>7.1f}")
+            ours, lg = (
+                in_subprocess("storage", i, str(args.big_steps), kind, "--uri", args.uri)
+                for i in ("ours", "langgraph")
+            )
+            print(
+                f"  {kind:<8}{ours['bytes'] / 1e6:>9.1f}{lg['bytes'] / 1e6:>14.1f}"
+                f"{lg['bytes'] / ours['bytes']:>8.1f}x{ours['seconds']:>8.1f}{lg['seconds']:>7.1f}"
+            )
     finally:
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')

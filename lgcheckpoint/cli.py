@@ -51,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("--all", action="store_true",
                          help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
                               "of each namespace)")
+    from lgcheckpoint.viz import studio_app  # the studio's page: its own module
+
+    studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
     args = parser.parse_args(argv)
+    if args.command == "studio":
+        return studio_app.main(args)
     try:
         check_report_path(args.html)
         with ExitStack() as stack:

@@ -2,12 +2,14 @@
 
 Same names as ``langgraph.config``. They read the task that runs in this thread or asyncio
 task (set by pregel/runner.py), so they only work inside a node.
+Next: checkpoint/base.py (what a saver stores).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from lgcheckpoint.constants import WRITER
 from lgcheckpoint.types import current_task
 
 
@@ -27,4 +29,4 @@ def get_config() -> dict:
 
 def get_stream_writer() -> Callable[[Any], None]:
     """A function that emits its argument as a chunk of stream_mode="custom"."""
-    return _task().config["configurable"].get("__lg_writer", lambda _chunk: None)
+    return _task().config["configurable"].get(WRITER, lambda _chunk: None)

@@ -3,13 +3,13 @@
 They match LangGraph's spelling, so the checkpoints we write read the same. Next: types.py.
 """
 
-from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME, SCHEDULED  # noqa: F401
+from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME  # noqa: F401
 
 START = "__start__"  # the input channel, and the pseudo-node that writes the input
 END = "__end__"  # the pseudo-node an edge points at to stop
 TASKS = "__pregel_tasks"  # Topic channel holding Send packets for the next step
 NO_WRITES = "__no_writes__"  # marker write: the task ran and wrote nothing
-RETURN = "__return__"
+RETURN = "__return__"  # a functional-API task's result; LangGraph-written threads carry it
 INPUT = "__input__"  # name of the pseudo-task that carries input and update_state writes
 PUSH = "__pregel_push"  # task kind: started by a Send
 PULL = "__pregel_pull"  # task kind: started by a channel it subscribes to
@@ -18,6 +18,22 @@ NS_END = ":"  # separates a node name from its task id in a namespace
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # owner of writes that no task made
 BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or a goto
 CONF = "configurable"
+
+# hidden config keys: the runtime's own entries in config["configurable"], set by a run for
+# its tasks and the subgraphs they call (a user never passes them; public_config hides them)
+TASK_ID = "__lg_task_id"  # the task a config belongs to: a run with it is a subgraph call
+CHECKPOINTER = "__lg_checkpointer"  # the parent's saver, inherited by a subgraph without one
+DURABILITY = "__lg_durability"  # the parent run's durability, inherited by subgraph calls
+SAVES = "__lg_saves"  # the parent run's SaveQueue: a subgraph's saves keep the parent's order
+RESUMING = "__lg_resuming"  # first step of a resumed run: subgraph calls continue, not restart
+RESUME_MAP = "__lg_resume_map"  # Command(resume={interrupt id: answer}) of this run
+NULL_RESUME = "__lg_null_resume"  # [answer] of Command(resume=answer), shared by all tasks
+PARENT_NULL_RESUME = "__lg_parent_null_resume"  # the parent's, for a subgraph call's tasks
+ROOT_STREAM = "__lg_stream"  # the root run's emit: subgraphs stream to it when subgraphs=True
+ROOT_STREAM_MODES = "__lg_stream_modes"  # the modes that root run asked for
+WRITER = "__lg_writer"  # the custom stream writer a node gets (get_stream_writer)
+CHECKPOINT_ID = "__lg_checkpoint_id"  # the checkpoint the running step started from
+STEP = "__lg_step"  # the running step's number (node metadata langgraph_step)
 
 # special writes that say how a task ended, not what it wrote
 CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))

@@ -48,6 +48,14 @@ class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
 
 
+def refuse_unimplemented(call: str, options: dict) -> None:
+    """An option we do not implement is a TypeError naming it; LangGraph's defaults pass."""
+    for name, value in options.items():
+        if value not in (None, False, (), "v1"):
+            raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
+                            "or run this graph on LangGraph")
+
+
 class ThreadBusyError(RuntimeError):
     """Another run holds the thread (multitask_strategy='reject', or waiting would never end)."""
 

@@ -3,7 +3,7 @@
 Each state key becomes a channel (Annotated[T, reducer] -> BinaryOperatorAggregate, else
 LastValue). Each node gets a trigger channel ``branch:to:<node>``; an edge a -> b means "a writes
 branch:to:b when it finishes"; add_edge([a, b], c) adds a barrier ``join:a+b:c``.
-Next: pregel/node.py (what compile produces), then pregel/algo.py.
+Next: pregel/node.py (what compile produces).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from lgcheckpoint.channels import (
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
+from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import Command, RetryPolicy
@@ -104,6 +105,7 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
+        refuse_unimplemented("StateGraph", {"context_schema": context_schema})
         self.state_schema = state_schema
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
@@ -133,8 +135,9 @@ class StateGraph:
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
-                 destinations: Sequence[str] | None = None, **_: Any) -> StateGraph:
+                 destinations: Sequence[str] | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
+        refuse_unimplemented("add_node", options)  # error_handler=, cache_policy=, timeout=...
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -248,11 +251,16 @@ class StateGraph:
                 raise ValueError(f"Interrupt node `{node}` not found")
 
     def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
-                interrupt_after: Any = None, debug: bool = False, name: str | None = None,
-                **_: Any) -> CompiledStateGraph:
+                interrupt_after: Any = None, name: str | None = None, **options: Any
+                ) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
+        refuse_unimplemented("compile", options)  # store=, cache=, debug=True...
+        if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
+            raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
+                            "a saver, or None / False")
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
-        self.validate([n for n in (interrupt_before, interrupt_after) if n != "*" for n in n])
+        breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
+        self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
@@ -265,7 +273,8 @@ class StateGraph:
                 EphemeralValue(guard=False, key=trigger))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
             nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
-                              every_key, mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
+                              every_key, mapper_for(spec.input_schema),
+                              retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph)
         for start, end in self.edges:
             if end != END:
@@ -273,7 +282,8 @@ class StateGraph:
         for starts, end in self.waiting_edges:
             if end != END:
                 chan_name = f"join:{'+'.join(starts)}:{end}"
-                barrier = NamedBarrierValueAfterFinish if self.nodes[end].defer else NamedBarrierValue
+                deferred = self.nodes[end].defer  # waits until nothing else is left to run
+                barrier = NamedBarrierValueAfterFinish if deferred else NamedBarrierValue
                 channels[chan_name] = barrier(str, set(starts), key=chan_name)
                 nodes[end].triggers.append(chan_name)
                 for start in starts:
@@ -288,7 +298,7 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self.schemas[self.output_schema],
             stream_channels=list(self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, debug=debug, name=name or "LangGraph")
+            interrupt_after=interrupt_after, name=name or "LangGraph")
 
     def _allowlisted(self, checkpointer: Any) -> Any:
         """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""

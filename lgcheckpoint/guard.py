@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from lgcheckpoint.checkpoint import locks
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, INTERRUPT
+from lgcheckpoint.constants import CHECKPOINTER, CONF, CONTROL_WRITES, INTERRUPT, TASK_ID
 from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
 from lgcheckpoint.types import Command, current_task
 
@@ -150,9 +150,9 @@ def strategy_of(graph: Any, chosen: str | None) -> str:
 def root_thread(graph: Any, config: Any) -> tuple[Any, str, dict] | None:
     """(saver, thread id, the config the run loads) for a root run with a checkpointer."""
     conf = (config or {}).get(CONF) if isinstance(config, dict) else None
-    if current_task.get(None) is not None or not isinstance(conf, dict) or "__lg_task_id" in conf:
+    if current_task.get(None) is not None or not isinstance(conf, dict) or TASK_ID in conf:
         return None  # a subgraph runs under its parent's claim
-    saver = conf.get("__lg_checkpointer") if graph.checkpointer is None else graph.checkpointer
+    saver = conf.get(CHECKPOINTER) if graph.checkpointer is None else graph.checkpointer
     if saver in (None, True, False) or conf.get("thread_id") is None:
         return None  # the run itself explains a missing thread id
     thread_id = str(conf["thread_id"])

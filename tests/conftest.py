@@ -45,3 +45,25 @@ def postgres_uri():
 def sqlite_path(tmp_path):
     """A SQLite database file (not :memory:) in the test's own folder."""
     return str(tmp_path / "checkpoints.sqlite")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--lesson", default=None, metavar="NN",
+                     help="run only the tests of one course chapter, e.g. --lesson 04")
+
+
+def pytest_collection_modifyitems(config, items):
+    """--lesson 04 keeps the tests marked @pytest.mark.lesson("04_...") and nothing else."""
+    chapter = config.getoption("--lesson")
+    if chapter is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        names = [str(m.args[0]) for m in item.iter_markers("lesson") if m.args]
+        (keep if any(n.split("_")[0] == chapter or n == chapter for n in names) else drop).append(
+            item)
+    if not keep:
+        raise pytest.UsageError(f"no test is marked for lesson {chapter!r}: "
+                                "use a chapter number such as --lesson 04")
+    config.hook.pytest_deselected(items=drop)
+    items[:] = keep

@@ -103,14 +103,6 @@ def test_prune_keep_latest_drops_old_writes_and_blobs_and_orphans_the_survivor()
     assert len(saver.writes) == 1 and len(saver.blobs) == 2  # latest "a" and the shared "b"
 
 
-def test_prune_refuses_a_string_and_an_unknown_strategy():
-    saver = InMemorySaver()
-    with pytest.raises(TypeError, match=r"prune\(\['t'\]\)"):
-        saver.prune("t")
-    with pytest.raises(ValueError, match="keep_latest"):
-        saver.prune(["t"], strategy="oldest")
-
-
 def test_prune_delete_and_delete_thread_leave_nothing_behind():
     saver = InMemorySaver()
     put_chain(saver, "t1", n=2), put_chain(saver, "t1", "sub:1", n=2), put_chain(saver, "t2", n=1)

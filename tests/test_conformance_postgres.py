@@ -102,5 +102,7 @@ def test_setup_is_recognised_across_libraries(postgres_uri, first):
         with saver_class.from_conn_string(uri) as saver:
             saver.setup()
         with psycopg.connect(uri) as conn:
-            recorded.append([v for (v,) in conn.execute("SELECT v FROM checkpoint_migrations ORDER BY v")])
+            recorded.append(
+                [v for (v,) in conn.execute("SELECT v FROM checkpoint_migrations ORDER BY v")]
+            )
     assert recorded[0] == recorded[1] == list(range(10))

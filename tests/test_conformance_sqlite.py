@@ -1,4 +1,4 @@
-"""LangGraph's public conformance suite, all 8 capabilities, against both SQLite savers on a file."""
+"""LangGraph's public conformance suite, all 8 capabilities, on both SQLite savers on a file."""
 
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver

@@ -34,25 +34,46 @@ THREAD = {"configurable": {"thread_id": "t"}}
 
 
 # --- building ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("build, message", [
-    (lambda g: g.compile(), "entrypoint"),
-    (lambda g: (g.add_edge(START, "a"), g.add_edge("a", "nope"), g.compile()), "unknown node `nope`"),
-    (lambda g: (g.add_edge(START, "a"), g.add_edge("nope", "a"), g.compile()), "unknown node 'nope'"),
-    (lambda g: g.add_node("a", lambda s: s), "already present"),
-    (lambda g: g.add_node(START, lambda s: s), "reserved"),
-    (lambda g: g.add_node(END, lambda s: s), "reserved"),
-    (lambda g: g.add_node("__mine", lambda s: s), "reserved"),
-    (lambda g: g.add_node("a|b", lambda s: s), "reserved character"),
-    (lambda g: g.add_node("a:b", lambda s: s), "reserved character"),
-    (lambda g: g.add_edge(END, "a"), "END cannot be a start node"),
-    (lambda g: g.add_edge("a", START), "START cannot be an end node"),
-    (lambda g: g.add_edge(["a", "nope"], END), "add_node `nope` first"),
-    (lambda g: (g.add_edge(START, "a"), g.compile(interrupt_before=["nope"])), "`nope` not found"),
-    (lambda g: (g.add_edge(START, "a"), g.compile(interrupt_after=["nope"])), "`nope` not found"),
-    (lambda g: (g.add_edge(START, "a"), g.add_conditional_edges("a", len, {1: "nope"}),
-                g.compile()), "unknown target 'nope'"),
-    (lambda g: g.add_sequence([]), "at least one node"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda g: g.compile(), "entrypoint"),
+        (
+            lambda g: (g.add_edge(START, "a"), g.add_edge("a", "nope"), g.compile()),
+            "unknown node `nope`",
+        ),
+        (
+            lambda g: (g.add_edge(START, "a"), g.add_edge("nope", "a"), g.compile()),
+            "unknown node 'nope'",
+        ),
+        (lambda g: g.add_node("a", lambda s: s), "already present"),
+        (lambda g: g.add_node(START, lambda s: s), "reserved"),
+        (lambda g: g.add_node(END, lambda s: s), "reserved"),
+        (lambda g: g.add_node("__mine", lambda s: s), "reserved"),
+        (lambda g: g.add_node("a|b", lambda s: s), "reserved character"),
+        (lambda g: g.add_node("a:b", lambda s: s), "reserved character"),
+        (lambda g: g.add_edge(END, "a"), "END cannot be a start node"),
+        (lambda g: g.add_edge("a", START), "START cannot be an end node"),
+        (lambda g: g.add_edge(["a", "nope"], END), "add_node `nope` first"),
+        (
+            lambda g: (g.add_edge(START, "a"), g.compile(interrupt_before=["nope"])),
+            "`nope` not found",
+        ),
+        (
+            lambda g: (g.add_edge(START, "a"), g.compile(interrupt_after=["nope"])),
+            "`nope` not found",
+        ),
+        (
+            lambda g: (
+                g.add_edge(START, "a"),
+                g.add_conditional_edges("a", len, {1: "nope"}),
+                g.compile(),
+            ),
+            "unknown target 'nope'",
+        ),
+        (lambda g: g.add_sequence([]), "at least one node"),
+    ],
+)
 def test_builder_misuse(build, message):
     with pytest.raises(ValueError, match=message):
         build(one_node())

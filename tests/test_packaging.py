@@ -1,4 +1,4 @@
-"""Every third-party import is declared where it is used: the core needs only its two dependencies."""
+"""Every third-party import is declared where it is used: the core needs only two dependencies."""
 
 import ast
 import sys
@@ -7,9 +7,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "lgcheckpoint"
-IMPORT_TO_DIST = {"psycopg_pool": "psycopg-pool", "traitlets": "ipywidgets"}  # import name -> distribution
+IMPORT_TO_DIST = {
+    "psycopg_pool": "psycopg-pool",
+    "traitlets": "ipywidgets",
+}  # import name -> distribution
 OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
-    "viz": "viz", "checkpoint/postgres": "postgres", "checkpoint/sqlite/aio.py": "sqlite",
+    "viz": "viz",
+    "checkpoint/postgres": "postgres",
+    "checkpoint/sqlite/aio.py": "sqlite",
+    "course_pictures.py": "viz",  # the course's matplotlib pictures
 }
 
 
@@ -22,7 +28,11 @@ def third_party_imports(path: Path, top_level_only: bool) -> set[str]:
             names |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-    return {n for n in names if n not in sys.stdlib_module_names and n not in {"lgcheckpoint", "__future__"}}
+    return {
+        n
+        for n in names
+        if n not in sys.stdlib_module_names and n not in {"lgcheckpoint", "__future__"}
+    }
 
 
 def declared(extra: str | None) -> set[str]:
@@ -44,11 +54,16 @@ def test_core_modules_import_only_declared_dependencies_at_top_level():
         # optional libraries (numpy, a viewer's widgets) may be imported lazily inside functions
         for name in third_party_imports(path, top_level_only=True):
             if IMPORT_TO_DIST.get(name, name).replace("_", "-").lower() not in allowed:
-                problems.append(f"{path.relative_to(ROOT)} imports {name}, not declared for {extra or 'core'}")
+                problems.append(
+                    f"{path.relative_to(ROOT)} imports {name}, not declared for {extra or 'core'}"
+                )
     assert not problems, "\n".join(problems)
 
 
 def test_the_package_never_imports_langgraph():
-    users = [p.relative_to(ROOT).as_posix() for p in PKG.rglob("*.py")
-             if {"langgraph", "langchain_core"} & third_party_imports(p, top_level_only=False)]
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for p in PKG.rglob("*.py")
+        if {"langgraph", "langchain_core"} & third_party_imports(p, top_level_only=False)
+    ]
     assert not users, f"LangGraph is a test dependency only; imported by {users}"

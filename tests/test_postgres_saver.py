@@ -1,5 +1,5 @@
-"""PostgresSaver / AsyncPostgresSaver beyond the conformance suite: LangGraph interop both ways on one
-database, blob sharing, filter-key injection, the errors a user meets, and concurrent threads."""
+"""PostgresSaver / AsyncPostgresSaver beyond the conformance suite: LangGraph interop both ways
+on one database, blob sharing, filter-key injection, the errors a user meets, many threads."""
 
 from __future__ import annotations
 
@@ -55,7 +55,9 @@ def make_checkpoint(**values: Any) -> dict:
     return checkpoint
 
 
-def put_chain(saver, thread_id: str = "t", n: int = 3, value=lambda step: step, **meta: Any) -> list[dict]:
+def put_chain(
+    saver, thread_id: str = "t", n: int = 3, value=lambda step: step, **meta: Any
+) -> list[dict]:
     """n checkpoints in a row, each the parent of the next, with a changing 'step' channel."""
     saved, parent, versions = [], cfg(thread_id), {}
     for step in range(n):
@@ -129,7 +131,14 @@ def langgraph_graph():
     g.add_node("c", lambda s: {"log": ["c"]})
     g.add_node("sub", inner.compile())
     g.add_node("approve", approve)
-    for edge in [(START, "a"), ("a", "b"), ("a", "c"), ("b", "sub"), ("sub", "approve"), ("approve", END)]:
+    for edge in [
+        (START, "a"),
+        ("a", "b"),
+        ("a", "c"),
+        ("b", "sub"),
+        ("sub", "approve"),
+        ("approve", END),
+    ]:
         g.add_edge(*edge)
     return g
 
@@ -169,14 +178,23 @@ def test_langgraph_reads_what_we_wrote_and_resumes_it(saver, postgres_uri):
     assert "__interrupt__" in interrupted
     # both forms LangGraph must read: n inline in the JSONB, doc and the long text as blobs
     assert count(saver, "checkpoints", "checkpoint -> 'channel_values' ? 'n'") > 0
-    assert count(saver, "checkpoints", "checkpoint -> 'channel_values' ?| array['text', 'doc']") == 0
-    text_versions = "(SELECT DISTINCT checkpoint -> 'channel_versions' ->> 'text' AS v FROM checkpoints " \
-                    "WHERE checkpoint_ns = '') AS versions"
-    assert count(saver, "checkpoint_blobs", "channel = 'text' AND checkpoint_ns = ''") == \
-           count(saver, text_versions, "v IS NOT NULL") < count(saver, "checkpoints", "checkpoint_ns = ''")
+    assert (
+        count(saver, "checkpoints", "checkpoint -> 'channel_values' ?| array['text', 'doc']") == 0
+    )
+    text_versions = (
+        "(SELECT DISTINCT checkpoint -> 'channel_versions' ->> 'text' AS v FROM checkpoints "
+        "WHERE checkpoint_ns = '') AS versions"
+    )
+    assert (
+        count(saver, "checkpoint_blobs", "channel = 'text' AND checkpoint_ns = ''")
+        == count(saver, text_versions, "v IS NOT NULL")
+        < count(saver, "checkpoints", "checkpoint_ns = ''")
+    )
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         assert history(lg, "ours") == history(saver, "ours")
-        final = langgraph_graph().compile(checkpointer=lg).invoke(Command(resume="yes"), cfg("ours"))
+        final = (
+            langgraph_graph().compile(checkpointer=lg).invoke(Command(resume="yes"), cfg("ours"))
+        )
     assert final == reference_final_state("yes") and final["doc"] == {"k": 1, "ok": "yes"}
 
 
@@ -184,7 +202,11 @@ def test_thread_started_by_langgraph_goes_on_with_ours(saver, postgres_uri):
     """An unchanged str that LangGraph kept inline (no blob) survives into our checkpoints."""
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         langgraph_graph().compile(checkpointer=lg).invoke(START_STATE, cfg("mixed"))
-    final = langgraph_graph().compile(checkpointer=OnLangGraph(saver)).invoke(Command(resume=1), cfg("mixed"))
+    final = (
+        langgraph_graph()
+        .compile(checkpointer=OnLangGraph(saver))
+        .invoke(Command(resume=1), cfg("mixed"))
+    )
     assert final == reference_final_state(1) and final["text"] == START_STATE["text"]
     latest = saver.get_tuple(cfg("mixed"))
     assert latest.checkpoint["channel_values"]["text"] == START_STATE["text"]
@@ -204,14 +226,21 @@ def test_an_unchanged_channel_is_stored_once(saver, postgres_uri, big):
             checkpoint = empty_checkpoint()
             checkpoint["channel_values"] = {"big": big, "step": step}
             checkpoint["channel_versions"] = dict(versions)
-            parent = target.put(parent, checkpoint, {"step": step}, {c: versions[c] for c in changed})
+            parent = target.put(
+                parent, checkpoint, {"step": step}, {c: versions[c] for c in changed}
+            )
 
     fill(saver, "ours")
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         fill(lg, "theirs")
     assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'big'") == 1
     assert count(saver, "checkpoint_blobs", "thread_id = 'ours' AND channel = 'step'") == 0
-    assert count(saver, "checkpoints", "thread_id = 'ours' AND checkpoint -> 'channel_values' ? 'step'") == 20
+    assert (
+        count(
+            saver, "checkpoints", "thread_id = 'ours' AND checkpoint -> 'channel_values' ? 'step'"
+        )
+        == 20
+    )
     inline = "thread_id = 'theirs' AND checkpoint -> 'channel_values' ? 'big'"
     assert count(saver, "checkpoints", inline) == (20 if isinstance(big, str) else 0)
     assert saver.get_tuple(cfg("ours")).checkpoint["channel_values"] == {"big": big, "step": 19}
@@ -220,7 +249,11 @@ def test_an_unchanged_channel_is_stored_once(saver, postgres_uri, big):
 def test_a_backslash_in_a_channel_name_round_trips(saver):
     checkpoint = make_checkpoint(**{"a\\b": 1, "c\\x00d": "v", "ünï": [1]})
     saver.put(cfg(), checkpoint, {}, checkpoint["channel_versions"])
-    assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"a\\b": 1, "c\\x00d": "v", "ünï": [1]}
+    assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {
+        "a\\b": 1,
+        "c\\x00d": "v",
+        "ünï": [1],
+    }
 
 
 class Color(enum.IntEnum):
@@ -228,11 +261,20 @@ class Color(enum.IntEnum):
 
 
 EDGE_VALUES = {  # channel -> (value, kept inline in the JSONB?)
-    "none": (None, True), "flag": (True, True), "int": (-(2**63), True), "float": (0.1, True),
-    "short": ("é" * sql.INLINE_MAX_CHARS, True), "long": ("x" * (sql.INLINE_MAX_CHARS + 1), False),
-    "big_int": (2**70, True), "exp_float": (1e16, False), "neg_zero": (-0.0, False),
-    "nan": (float("nan"), False), "inf": (float("-inf"), False), "nul": ("a\x00b", False),
-    "enum": (Color.RED, False), "dict": ({"k": 1}, False),
+    "none": (None, True),
+    "flag": (True, True),
+    "int": (-(2**63), True),
+    "float": (0.1, True),
+    "short": ("é" * sql.INLINE_MAX_CHARS, True),
+    "long": ("x" * (sql.INLINE_MAX_CHARS + 1), False),
+    "big_int": (2**70, True),
+    "exp_float": (1e16, False),
+    "neg_zero": (-0.0, False),
+    "nan": (float("nan"), False),
+    "inf": (float("-inf"), False),
+    "nul": ("a\x00b", False),
+    "enum": (Color.RED, False),
+    "dict": ({"k": 1}, False),
 }
 
 
@@ -241,17 +283,27 @@ def same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and repr(a) == repr(b)
 
 
-def test_values_json_cannot_keep_exactly_go_to_blobs_and_both_libraries_read_them(saver, postgres_uri):
+def test_values_json_cannot_keep_exactly_go_to_blobs_and_both_libraries_read_them(
+    saver, postgres_uri
+):
     values = {channel: value for channel, (value, _) in EDGE_VALUES.items()}
     checkpoint = make_checkpoint(**values)
     saver.put(cfg("edge"), checkpoint, {}, checkpoint["channel_versions"])
-    inline = saver.conn.execute("SELECT checkpoint -> 'channel_values' FROM checkpoints").fetchone()[0]
+    inline = saver.conn.execute(
+        "SELECT checkpoint -> 'channel_values' FROM checkpoints"
+    ).fetchone()[0]
     assert sorted(inline) == sorted(ch for ch, (_, kept) in EDGE_VALUES.items() if kept)
-    ours = saver.with_allowlist([(__name__, "Color")]).get_tuple(cfg("edge")).checkpoint["channel_values"]
+    ours = (
+        saver.with_allowlist([(__name__, "Color")])
+        .get_tuple(cfg("edge"))
+        .checkpoint["channel_values"]
+    )
     assert all(same(ours[channel], value) for channel, value in values.items())
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         theirs = lg.get_tuple(cfg("edge")).checkpoint["channel_values"]
-    assert all(same(theirs[channel], value) for channel, value in values.items() if channel != "enum")
+    assert all(
+        same(theirs[channel], value) for channel, value in values.items() if channel != "enum"
+    )
     assert theirs["enum"] == 1
 
 
@@ -266,8 +318,9 @@ def test_any_number_of_blobs_and_writes_in_one_statement(saver, n):
     both = PutWrites(saved, [("__error__", "boom"), *writes], "task2", "")
     following = {**make_checkpoint(**values), "channel_versions": checkpoint["channel_versions"]}
     latest = saver.put_writes_and_checkpoint(both, saved, following, {}, {})
-    assert saver.get_tuple(saved).pending_writes == [
-        ("task", c, v) for c, v in writes] + [("task2", "__error__", "boom")] + [("task2", c, v) for c, v in writes]
+    assert saver.get_tuple(saved).pending_writes == [("task", c, v) for c, v in writes] + [
+        ("task2", "__error__", "boom")
+    ] + [("task2", c, v) for c, v in writes]
     assert saver.get_tuple(latest).checkpoint["channel_values"] == values
     assert count(saver, "checkpoint_blobs") == n
 
@@ -296,7 +349,9 @@ def test_prune_keep_latest_drops_finished_subgraph_calls_like_langgraph(postgres
     """Same rows in two schemas, pruned by each library: the same checkpoints survive."""
     root_ids = [empty_checkpoint()["id"], empty_checkpoint()["id"]]
     layout = [  # (namespace, root checkpoint it started from)
-        ("sub:done", root_ids[0]), ("sub:live", root_ids[1]), ("persist", root_ids[0]),
+        ("sub:done", root_ids[0]),
+        ("sub:live", root_ids[1]),
+        ("persist", root_ids[0]),
         ("sub:unsaved", "no-such-root"),
     ]
 
@@ -309,17 +364,25 @@ def test_prune_keep_latest_drops_finished_subgraph_calls_like_langgraph(postgres
             parent = cfg("t")
             for checkpoint_id in root_ids:
                 checkpoint = {**make_checkpoint(step=1), "id": checkpoint_id}
-                parent = target.put(parent, checkpoint, {"parents": {}}, checkpoint["channel_versions"])
+                parent = target.put(
+                    parent, checkpoint, {"parents": {}}, checkpoint["channel_versions"]
+                )
             for ns, root in layout:
                 parent = cfg("t", ns)
                 for _ in range(2):
                     checkpoint = make_checkpoint(inner=ns)
-                    parent = target.put(parent, checkpoint, {"parents": {"": root}}, checkpoint["channel_versions"])
+                    parent = target.put(
+                        parent, checkpoint, {"parents": {"": root}}, checkpoint["channel_versions"]
+                    )
                 target.put_writes(parent, [("inner", 1)], "task")
             target.prune(["t"])
             return sorted(
-                (t.config["configurable"]["checkpoint_ns"], t.checkpoint["channel_values"].get("inner"),
-                 len(t.pending_writes), t.parent_config is None)
+                (
+                    t.config["configurable"]["checkpoint_ns"],
+                    t.checkpoint["channel_values"].get("inner"),
+                    len(t.pending_writes),
+                    t.parent_config is None,
+                )
                 for t in target.list({"configurable": {"thread_id": "t"}})
             )
 
@@ -359,7 +422,9 @@ def test_odd_keys_filter_like_plain_ones(saver, key):
     assert list(saver.list(cfg(key))) == []  # the key as a thread id names no thread
 
 
-@pytest.mark.parametrize("filter", [{"a\x00b": "loop"}, {"source": "lo\x00op"}, {"x": {"y\x00": 1}}])
+@pytest.mark.parametrize(
+    "filter", [{"a\x00b": "loop"}, {"source": "lo\x00op"}, {"x": {"y\x00": 1}}]
+)
 def test_nul_in_a_filter_is_refused_before_any_sql(saver, filter):
     put_chain(saver, "victim", n=1)
     with pytest.raises(ValueError, match="NUL"):
@@ -371,24 +436,17 @@ def test_filter_values_compare_by_json_type(saver):
         put_chain(saver, f"t{i}", n=1, v=value)
 
     def threads(value):
-        return sorted(t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"v": value}))
+        return sorted(
+            t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"v": value})
+        )
 
     assert threads(1) == ["t0"] and threads(True) == ["t1"] and threads("1") == ["t2"]
     assert threads(1.5) == ["t3"] and threads(None) == ["t4"] and threads({"k": [1, 2]}) == ["t5"]
 
 
-# --- errors a user meets -----------------------------------------------------------------------------
+# --- errors a user meets --------------------------------------------------------------------------
 def test_config_mistakes_say_what_to_do(saver):
-    with pytest.raises(ValueError, match="thread_id"):
-        saver.get_tuple({"configurable": {}})
-    with pytest.raises(ValueError, match="thread_id"):
-        saver.put({}, make_checkpoint(), {}, {})
-    with pytest.raises(ValueError, match="checkpoint_id"):
-        saver.put_writes(cfg(), [("a", 1)], "task")
-    with pytest.raises(ValueError, match="strategy"):
-        saver.prune(["t"], strategy="everything")
-    with pytest.raises(TypeError, match="not a single str"):
-        saver.prune("t")
+    # (thread_id, checkpoint_id and prune's arguments: tests/test_saver_contract.py)
     with pytest.raises(ValueError, match="limit"):
         list(saver.list(None, limit=-1))
     with pytest.raises(TypeError, match="Connection"):
@@ -396,7 +454,9 @@ def test_config_mistakes_say_what_to_do(saver):
 
 
 def test_connection_mistakes_say_what_to_do(postgres_uri):
-    with psycopg.connect(postgres_uri) as conn:  # autocommit off: our transactions would never commit
+    with psycopg.connect(
+        postgres_uri
+    ) as conn:  # autocommit off: our transactions would never commit
         with pytest.raises(ValueError, match="autocommit"):
             PostgresSaver(conn).get_tuple(cfg())
     with PostgresSaver.from_conn_string(postgres_uri) as saver:
@@ -419,7 +479,9 @@ def test_missing_tables_say_run_setup(postgres_uri):
 def test_corrupt_rows_raise_invalid_checkpoint_naming_the_row(saver):
     saved = put_chain(saver, "bad", n=1, value=lambda step: [step])
     saver.put_writes(saved[0], [("out", "fine")], "task-1")
-    saver.conn.execute("UPDATE checkpoint_blobs SET blob = '\\xc1c1c1'::bytea WHERE thread_id = 'bad'")
+    saver.conn.execute(
+        "UPDATE checkpoint_blobs SET blob = '\\xc1c1c1'::bytea WHERE thread_id = 'bad'"
+    )
     with pytest.raises(InvalidCheckpointError, match="channel 'step' of thread 'bad'"):
         saver.get_tuple(cfg("bad"))
     saver.conn.execute("UPDATE checkpoint_blobs SET type = 'no-such-type' WHERE thread_id = 'bad'")
@@ -437,7 +499,7 @@ class Secret:
 
 
 def test_a_type_not_allowed_is_refused_naming_the_row(saver, postgres_uri):
-    """LangGraph writes any class; our serializer builds only allow-listed ones, and says which row."""
+    """LangGraph writes any class; our serializer builds only allow-listed ones, naming the row."""
     with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
         checkpoint = make_checkpoint(box=Secret("x"))
         lg.put(cfg("unsafe"), checkpoint, {}, checkpoint["channel_versions"])
@@ -447,7 +509,9 @@ def test_a_type_not_allowed_is_refused_naming_the_row(saver, postgres_uri):
     assert allowed.get_tuple(cfg("unsafe")).checkpoint["channel_values"] == {"box": Secret("x")}
 
 
-@pytest.mark.parametrize("metadata", [{"k\x00": 1}, {"nested": {"v": "a\x00"}}, {"x": float("nan")}, {"o": object()}])
+@pytest.mark.parametrize(
+    "metadata", [{"k\x00": 1}, {"nested": {"v": "a\x00"}}, {"x": float("nan")}, {"o": object()}]
+)
 def test_a_failed_put_leaves_nothing_half_written(saver, metadata):
     """The blobs go out first in the pipeline; the checkpoint row then fails: both roll back."""
     checkpoint = make_checkpoint(a="value", b={"k": 1})
@@ -455,7 +519,10 @@ def test_a_failed_put_leaves_nothing_half_written(saver, metadata):
         saver.put(cfg("half"), checkpoint, metadata, checkpoint["channel_versions"])
     assert count(saver, "checkpoint_blobs") == 0 and count(saver, "checkpoints") == 0
     saver.put(cfg("half"), checkpoint, {}, checkpoint["channel_versions"])  # the connection is fine
-    assert saver.get_tuple(cfg("half")).checkpoint["channel_values"] == {"a": "value", "b": {"k": 1}}
+    assert saver.get_tuple(cfg("half")).checkpoint["channel_values"] == {
+        "a": "value",
+        "b": {"k": 1},
+    }
 
 
 def test_a_put_that_postgres_rejects_leaves_nothing(saver):
@@ -472,13 +539,18 @@ def test_special_writes_are_redone_ordinary_writes_are_kept(saver):
     saver.put_writes(saved, [("out", 2)], "task")  # a replayed task: its first writes stand
     saver.put_writes(saved, [("__error__", "first")], "task")
     saver.put_writes(saved, [("__error__", "second")], "task")  # a retry's error replaces the old
-    assert saver.get_tuple(saved).pending_writes == [("task", "__error__", "second"), ("task", "out", 1)]
+    assert saver.get_tuple(saved).pending_writes == [
+        ("task", "__error__", "second"),
+        ("task", "out", 1),
+    ]
 
 
-# --- many threads, one saver -------------------------------------------------------------------------
+# --- many threads, one saver ----------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["connection", "pool"])
 def test_eight_threads_write_at_once(saver, postgres_uri, kind):
-    pool = ConnectionPool(postgres_uri, min_size=2, max_size=4, kwargs={"autocommit": True}, open=True)
+    pool = ConnectionPool(
+        postgres_uri, min_size=2, max_size=4, kwargs={"autocommit": True}, open=True
+    )
     shared = saver if kind == "connection" else PostgresSaver(pool)
     errors: list[BaseException] = []
 
@@ -514,7 +586,9 @@ def test_two_savers_sharing_one_connection_each_get_their_own_rows(saver):
     def read(target, name: str) -> None:
         try:
             for _ in range(200):
-                assert target.get_tuple(cfg(name)).checkpoint["channel_values"] == {"step": [name, 1]}
+                assert target.get_tuple(cfg(name)).checkpoint["channel_values"] == {
+                    "step": [name, 1]
+                }
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 
@@ -573,7 +647,7 @@ async def test_async_saver_a_step_with_one_task_is_one_statement(saver, postgres
     check_one_statement_per_step(statements, list(saver.list(cfg())))
 
 
-# --- the async saver ------------------------------------------------------------------------------------
+# --- the async saver ------------------------------------------------------------------------------
 async def test_async_saver_reads_what_the_sync_one_wrote(saver, postgres_uri):
     saved = put_chain(saver, "shared", n=3)
     saver.put_writes(saved[-1], [("out", "x")], "task")
@@ -601,7 +675,9 @@ async def test_async_saver_eight_tasks_at_once(saver, postgres_uri, kind):
         async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
             await asyncio.gather(*(work(asaver, i) for i in range(8)))
     else:
-        pool = AsyncConnectionPool(postgres_uri, max_size=4, kwargs={"autocommit": True}, open=False)
+        pool = AsyncConnectionPool(
+            postgres_uri, max_size=4, kwargs={"autocommit": True}, open=False
+        )
         async with pool:
             await asyncio.gather(*(work(AsyncPostgresSaver(pool), i) for i in range(8)))
     assert count(saver, "checkpoints") == 80 and count(saver, "checkpoint_writes") == 80

@@ -1,4 +1,7 @@
-"""Unit tests of the runtime: builder, loop, checkpoints, state API (LangGraph is compared in tests/differential)."""
+"""Unit tests of the runtime: builder, loop, checkpoints, state API.
+
+LangGraph is compared in tests/differential.
+"""
 
 import operator
 from typing import Annotated, TypedDict
@@ -241,7 +244,7 @@ def test_package_docstring_example_runs():
     assert doctest.testmod(lgcheckpoint).failed == 0
 
 
-# --- issue 4: control flow, time travel, subgraphs -----------------------------------------------
+# --- control flow, time travel, subgraphs -----------------------------------------------
 from lgcheckpoint.config import get_stream_writer  # noqa: E402
 from lgcheckpoint.types import Send  # noqa: E402
 

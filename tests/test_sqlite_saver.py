@@ -464,8 +464,6 @@ def test_corrupt_write_and_corrupt_metadata_under_a_filter(sqlite_path):
 
 def test_bad_input_writes_nothing(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
-        with pytest.raises(ValueError, match="thread_id"):
-            saver.put({"configurable": {}}, make_checkpoint(), {}, {})
         with pytest.raises(TypeError, match="JSON-serialisable"):
             saver.put(cfg(), make_checkpoint(), {"when": object()}, {})
         with pytest.raises(TypeError):
@@ -473,13 +471,7 @@ def test_bad_input_writes_nothing(sqlite_path):
         (saved,) = put_chain(saver, n=1)
         with pytest.raises(TypeError):
             saver.put_writes(saved, [("ok", 1), ("bad", object())], "task")
-        with pytest.raises(ValueError, match="checkpoint_id"):
-            saver.put_writes(cfg(), [("ok", 1)], "task")
         assert count(sqlite_path) == 1 and count(sqlite_path, "writes") == 0
-        with pytest.raises(TypeError, match="not a single string"):
-            saver.prune("t")
-        with pytest.raises(ValueError, match="unknown prune strategy"):
-            saver.prune(["t"], strategy="oldest")
         with pytest.raises(ValueError, match="limit"):
             list(saver.list(None, limit=-1))
 

@@ -13,7 +13,9 @@ import pytest
 
 from lgcheckpoint.viz import (ChannelVersionTable, GraphDrawing, LineageGraph, SuperStepPlayer,
                               VersionsSeenMatrix, load_history)
+from lgcheckpoint.viz import palette
 from lgcheckpoint.viz.history import version_number
+from lgcheckpoint.viz.lineage import SELECTED_COLOUR
 from tests.viz_helpers import COMBOS, open_saver, run_full, run_until_interrupt, runtime
 
 
@@ -87,7 +89,7 @@ def test_subgraph_namespace_and_cluster(saver_for):
     assert LineageGraph(run.app, run.config, subgraphs=False).dot.count("cluster") == 0
     lineage = LineageGraph(run.app, run.config, selected="s0c1")
     assert lineage.svg().count('class="node"') == 7 + 3
-    assert '    s0c1 [label="c1  step 0  loop' in lineage.dot and "#fde047" in lineage.dot
+    assert '    s0c1 [label="c1  step 0  loop' in lineage.dot and SELECTED_COLOUR in lineage.dot
     assert lineage.details("s0c2").startswith("c2: step 1, source loop")
 
 
@@ -97,10 +99,10 @@ def test_lineage_dot(full):
     assert "c2 -> c3 [style=dashed, label=\"branch 1\"];" in dot
     assert "  c2 -> c6;" in dot and "cluster" not in dot
     assert 'c2 [label="c2  step 1  loop\\nupdated: __pregel_tasks, items\\nnext: work, work\\n' \
-           'ERROR in work (retried ok): ' in dot and 'color="#dc2626"' in dot
+           'ERROR in work (retried ok): ' in dot and f'color="{palette.STRONG_RED}"' in dot
     assert 'c3 [label="c3  step 2  loop\\nupdated: branch:to:review, items\\nnext: review\\n' \
-           'INTERRUPT in review", fillcolor="#e5e7eb", color="#d97706"' in dot
-    assert 'c6 [label="HEAD  c6  step 2  update' in dot and 'fillcolor="#fef3c7"' in dot
+           f'INTERRUPT in review", fillcolor="{palette.GREY}", color="{palette.STRONG_ORANGE}"' in dot
+    assert 'c6 [label="HEAD  c6  step 2  update' in dot and f'fillcolor="{palette.GREEN}"' in dot
     assert full.config["configurable"]["thread_id"] not in dot
     for step in load_history(full.saver, full.config).steps:  # never raw uuids in the drawing
         assert step.checkpoint_id not in dot
@@ -110,7 +112,7 @@ def test_lineage_svg_and_details(full):
     lineage = LineageGraph(full.app, full.config, selected="c3")
     svg = lineage.svg()
     assert svg.startswith("<svg") and svg.count('class="node"') == 7
-    assert "#fde047" in lineage.dot  # the selected checkpoint
+    assert f'color="{SELECTED_COLOUR}", penwidth=4' in lineage.dot  # the selected checkpoint
     details = lineage.details("c3")
     assert "next: review  because branch:to:review 4 > seen 0" in details
     assert "INTERRUPT Interrupt({'items': ['t0', 't1']})" in details
@@ -141,7 +143,8 @@ def test_versions_seen_matrix(full):
     assert m.seen["review"]["branch:to:review"] is None and m.current["branch:to:review"] == 4
     assert m.fires == {("review", "branch:to:review")}  # why next == [review]
     assert ("plan", "branch:to:plan") in m.behind - m.fires  # moved, but holds no value
-    assert m.colour("review", "branch:to:review") == "#f87171"
+    assert m.colour("review", "branch:to:review") == palette.RED  # "red = fires"
+    assert m.colour("plan", "branch:to:plan") == palette.ORANGE
     assert m.text().splitlines()[0] == "c3 step 2: next = review"
     assert "review     branch:to:review=0/4!" in m.text()
 
@@ -158,11 +161,14 @@ def test_player_frames(full):
                                      "  review wrote branch:to:polish = None"]
     assert "moved: verdict 2->5" in text and text.endswith("next: polish")
     dot = player.frame_dot(3)
-    assert '"work" [fillcolor="#fca5a5"]' in dot and '"review" [color="#2563eb", penwidth=2.5]' in dot
+    assert f'"work" [fillcolor="{palette.YELLOW}"]' in dot  # ran in this step
+    assert f'"review" [color="{palette.STRONG_RED}", penwidth=3, fillcolor="{palette.RED}"]' in dot
     assert "INTERRUPT" in player.frame_text(3)
     static = SuperStepPlayer(full.app, full.config, index=3)._repr_mimebundle_()
     assert static["text/plain"] == "SuperStepPlayer(4 frames, showing 4)"
-    assert "<svg" in static["text/html"] and "frame 4/4: c6 step 2 (update)" in static["text/html"]
+    assert static["image/svg+xml"].startswith("<svg") and "frame 4/4: c6 step 2 (update)" in \
+        static["image/svg+xml"]
+    assert static["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
     head = SuperStepPlayer(full.saver, full.config)  # no graph: topology from the writes
     assert [f.step.key for f in head.frames] == ["c0", "c1", "c2", "c6"]
     assert ("work", "review", False) in head.topology.edges
@@ -294,4 +300,4 @@ def test_replay_from_an_old_checkpoint_is_a_new_branch(full):
     dot = LineageGraph(h).dot
     assert '  c1 -> c2 [style=dashed, label="branch 1"];' in dot
     assert '  c2 -> c3 [style=dashed, label="branch 2"];' in dot
-    assert 'c7 [label="c7  step 1  fork' in dot and 'fillcolor="#ede9fe"' in dot
+    assert 'c7 [label="c7  step 1  fork' in dot and f'fillcolor="{palette.VIOLET}"' in dot

@@ -7,7 +7,15 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "lgcheckpoint"
 PARTS = {
-    "runtime": ["constants.py", "config.py", "types.py", "errors.py", "channels.py", "graph.py", "pregel"],
+    "runtime": [
+        "constants.py",
+        "config.py",
+        "types.py",
+        "errors.py",
+        "channels.py",
+        "graph.py",
+        "pregel",
+    ],
     "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py", "checkpoint/errors.py"],
     "serializer": ["checkpoint/serde"],
     "InMemorySaver": ["checkpoint/memory.py"],
@@ -20,8 +28,12 @@ PARTS = {
 
 def count(path: Path) -> int:
     files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return sum(1 for f in files for line in f.read_text().splitlines()
-               if line.strip() and not line.strip().startswith("#"))
+    return sum(
+        1
+        for f in files
+        for line in f.read_text().splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    )
 
 
 def table() -> dict[str, int]:

@@ -25,7 +25,10 @@ class Ticket(TypedDict, total=False):
 
 
 def triage(t):
-    return {"category": "billing", "messages": [AIMessage("Looks like a billing question.", id="ai-1")]}
+    return {
+        "category": "billing",
+        "messages": [AIMessage("Looks like a billing question.", id="ai-1")],
+    }
 
 
 def approve_refund(t):

@@ -5,7 +5,7 @@ scheduler needs to decide what runs next (channel_versions, versions_seen). A *p
 one task's output saved before the step ends, so a crash does not lose finished work.
 
 Savers store only ``(type_tag, bytes)`` pairs made by ``self.serde``; they never see Python
-objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver), then ``pregel/algo.py``.
+objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
-from lgcheckpoint.checkpoint.errors import SyncCallOnEventLoopError
+from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLoopError
 
-RunnableConfig = dict[str, Any]  # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
+# {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
+RunnableConfig = dict[str, Any]
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
 PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
 V = TypeVar("V", int, float, str)
@@ -104,7 +105,8 @@ def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
             **checkpoint,
             "channel_values": dict(checkpoint["channel_values"]),
             "channel_versions": dict(checkpoint["channel_versions"]),
-            "versions_seen": {node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
+            "versions_seen": {
+                node: dict(seen) for node, seen in checkpoint["versions_seen"].items()},
             "updated_channels": (
                 None if checkpoint.get("updated_channels") is None
                 else list(checkpoint["updated_channels"])
@@ -113,12 +115,65 @@ def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
     )
 
 
+class Address(NamedTuple):
+    """Where a config points: a thread, a namespace in it, a checkpoint (None: the latest)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str | None
+
+
+def address(config: RunnableConfig) -> Address:
+    """The address in a config; without a thread_id, a MissingConfigError says what to pass."""
+    conf = config.get("configurable") if isinstance(config, dict) else None
+    if not isinstance(conf, dict) or conf.get("thread_id") is None:
+        raise MissingConfigError(
+            "a checkpointer needs config['configurable']['thread_id']; "
+            "call e.g. graph.invoke(inputs, {'configurable': {'thread_id': '1'}})")
+    return Address(str(conf["thread_id"]), str(conf.get("checkpoint_ns") or ""),
+                   conf.get("checkpoint_id"))
+
+
+def writes_address(config: RunnableConfig) -> Address:
+    """put_writes' address: it must name the checkpoint the task ran from."""
+    where = address(config)
+    if not where.checkpoint_id:
+        raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
+                                 "pass the config that put() returned")
+    return where
+
+
+def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config that names one stored checkpoint."""
+    return {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
+
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+def id_list(ids: Sequence[str], verb: str) -> list[str]:
+    """Ids as a list of text; a bare string (a list of one-letter ids) is a TypeError."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"{verb}() takes a list of ids, not a single string: "
+                        f"use {verb}([{ids!r}])")
+    return [str(i) for i in ids]
+
+
+def prune_threads(thread_ids: Sequence[str], strategy: str) -> list[str]:
+    """prune's thread ids, after checking the strategy (a ValueError names the known ones)."""
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+    return id_list(thread_ids, "prune")
+
+
 def get_checkpoint_id(config: RunnableConfig) -> str | None:
     """The checkpoint a config points at, or None for 'the latest'."""
     return config.get("configurable", {}).get("checkpoint_id")
 
 
-def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> CheckpointMetadata:
+def get_checkpoint_metadata(config: RunnableConfig,
+                            metadata: CheckpointMetadata) -> CheckpointMetadata:
     """Merge the run's config keys (scalars only) into metadata, as LangGraph stores them.
 
     NUL characters are dropped from strings (Postgres text cannot hold them), so every saver
@@ -195,9 +250,17 @@ class BaseCheckpointSaver(Generic[V]):
         """Save one task's writes against the checkpoint it ran from."""
         raise NotImplementedError(f"{type(self).__name__} must implement put_writes")
 
-    # Optional, for savers with transactions: put_writes_and_checkpoint(PutWrites, config,
-    # checkpoint, metadata, new_versions) saves the writes, then the checkpoint, in ONE commit.
-    # The loop uses it for a step's last task when a saver has it (sqlite/, postgres/).
+    def put_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """A step's last writes, then its checkpoint; savers with transactions: one commit."""
+        self.put_writes(*task)
+        return self.put(config, checkpoint, metadata, new_versions)
 
     # --- housekeeping ----------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
@@ -256,6 +319,17 @@ class BaseCheckpointSaver(Generic[V]):
     ) -> None:
         await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
 
+    async def aput_writes_and_checkpoint(
+        self,
+        task: PutWrites,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        await self.aput_writes(*task)
+        return await self.aput(config, checkpoint, metadata, new_versions)
+
     async def adelete_thread(self, thread_id: str) -> None:
         await asyncio.to_thread(self.delete_thread, thread_id)
 
@@ -272,10 +346,12 @@ class BaseCheckpointSaver(Generic[V]):
     def get_next_version(self, current: V | None, channel: None = None) -> V:
         """Next version of a channel; integers by default, savers may use sortable strings."""
         if isinstance(current, str):
-            raise NotImplementedError("string versions need a saver that overrides get_next_version")
+            raise NotImplementedError(
+                "string versions need a saver that overrides get_next_version")
         return 1 if current is None else current + 1
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[V]:
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]
+                       ) -> BaseCheckpointSaver[V]:
         """A shallow clone whose serializer may also build the given (module, name) types."""
         allow = getattr(self.serde, "with_msgpack_allowlist", None)
         if allow is None:
@@ -295,6 +371,42 @@ class StringVersions:
         return next_string_version(current)
 
 
+class AsyncBySync:
+    """Mix in before BaseCheckpointSaver: async verbs that call the sync ones in place.
+
+    For a saver that never blocks (InMemorySaver): no worker thread, no await inside.
+    """
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None,
+                    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
+
+
 class SyncOverAsync:
     """Sync verbs for an async saver: each runs its async twin on the saver's event loop.
 
@@ -312,8 +424,9 @@ class SyncOverAsync:
         if on_loop:
             coro.close()
             raise SyncCallOnEventLoopError(
-                f"{type(self).__name__}'s sync methods would block its own event loop: use the async "
-                "ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from another thread")
+                f"{type(self).__name__}'s sync methods would block its own event loop: use the "
+                "async ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from "
+                "another thread")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -354,7 +467,7 @@ class SyncOverAsync:
 
 
 def next_string_version(current: str | int | float | None) -> str:
-    """``<counter:032>.<random:016>``: sorts as text like the counter; the random tail keeps forks apart.
+    """``<counter:032>.<random:016>``: sorts as text like the counter; the tail keeps forks apart.
 
     LangGraph's InMemory, SQLite and Postgres savers all write versions of this shape, so a thread
     started by either library can be continued by the other.

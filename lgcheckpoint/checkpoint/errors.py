@@ -12,7 +12,7 @@ class EmptyChannelError(Exception):
 
 
 class InvalidCheckpointError(ValueError):
-    """A stored checkpoint or write could not be read back (corrupt, tampered or from an unknown format)."""
+    """A stored checkpoint or write could not be read back (corrupt, tampered, unknown format)."""
 
 
 class CheckpointNotFoundError(KeyError):
@@ -22,7 +22,7 @@ class CheckpointNotFoundError(KeyError):
         return str(self.args[0]) if self.args else "checkpoint not found"
 
 
-class MissingConfigError(KeyError):
+class MissingConfigError(KeyError, ValueError):
     """A config lacks a key the checkpointer needs (thread_id; checkpoint_id for put_writes)."""
 
     def __str__(self) -> str:
@@ -30,7 +30,7 @@ class MissingConfigError(KeyError):
 
 
 class UnsafeTypeError(InvalidCheckpointError):
-    """A stored value names a type the serializer may not build; the message says how to allow it."""
+    """A stored value names a type the serializer may not build; the message says how to allow."""
 
 
 class SaverNotSetUpError(RuntimeError):

@@ -1,7 +1,7 @@
 """InMemorySaver: the whole saver contract in three dictionaries. Read it before sqlite/, postgres/.
 
-    storage[thread_id][checkpoint_ns][checkpoint_id] = (checkpoint, metadata, parent_id)
-    writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = (task_id, channel, ...)
+    storage[thread_id][checkpoint_ns][checkpoint_id] = StoredCheckpoint(checkpoint, metadata, ...)
+    writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(task_id, ...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
 A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the
@@ -9,50 +9,55 @@ channel's version, so a channel that did not change in a step is not stored agai
 kept as ``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
 
 Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver)
-and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/``.
+and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/sql.py``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
-    StringVersions,
     WRITES_IDX_MAP,
+    AsyncBySync,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     RunnableConfig,
+    StringVersions,
+    address,
+    as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    id_list,
     metadata_matches,
+    prune_threads,
+    writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
-from lgcheckpoint.checkpoint.errors import MissingConfigError
 
 EMPTY: Typed = ("empty", b"")  # a channel that has a version but no value (e.g. cleared)
-PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
-# The two records are plain tuples, unpacked by name where they are read: a NamedTuple costs
-# ~0.2 µs more to build, and the garbage collector keeps scanning it (a plain tuple of strings
-# and bytes it soon stops tracking) -- both add up over thousands of steps.
+class StoredCheckpoint(NamedTuple):
+    """One saved checkpoint; its channel values are not inside it, they are in ``blobs``."""
 
-# One saved checkpoint: (checkpoint, metadata, parent_id); channel_values are not inside the
-# checkpoint, they are in ``blobs``; parent_id is the checkpoint it was made from (same namespace).
-StoredCheckpoint = tuple[Typed, Typed, "str | None"]
-
-# One value a task wrote to one channel, saved before its step ended: (task_id, channel, value,
-# task_path); task_path orders the writes of one step the way the loop applied them.
-StoredWrite = tuple[str, str, Typed, str]
+    checkpoint: Typed
+    metadata: Typed
+    parent_id: str | None  # the checkpoint it was made from (same namespace)
 
 
-Address = tuple[str, str]  # (thread_id, checkpoint_ns)
+class StoredWrite(NamedTuple):
+    """One value a task wrote to one channel, saved before its step ended."""
+
+    task_id: str
+    channel: str
+    value: Typed
+    task_path: str  # orders a step's writes the way the loop applied them
 
 
 class Checkpoints(dict):
@@ -69,36 +74,13 @@ class Checkpoints(dict):
         self.latest = max(self, default="")
 
 
-def address(config: RunnableConfig) -> Address:
-    """The (thread, namespace) a config points at; a missing thread_id is a clear error."""
-    return locate(config)[:2]
-
-
-def locate(config: RunnableConfig) -> tuple[str, str, str | None]:
-    """(thread, namespace, checkpoint id or None for 'the latest') in one look at the config."""
-    try:
-        configurable = config["configurable"]
-        return (configurable["thread_id"], configurable.get("checkpoint_ns", ""),
-                configurable.get("checkpoint_id"))
-    except (KeyError, TypeError, AttributeError):
-        raise MissingConfigError(
-            "a checkpointer needs config['configurable']['thread_id']; "
-            "call e.g. graph.invoke(inputs, {'configurable': {'thread_id': '1'}})"
-        ) from None
-
-
 def apply_order(item: tuple[tuple[str, int], StoredWrite]) -> tuple[str, str, int]:
     """Sort key of a stored write: (task_path, task_id, idx), the order the loop applies them."""
-    (task_id, idx), (_, _, _, task_path) = item
-    return task_path, task_id, idx
+    (task_id, idx), write = item
+    return write.task_path, task_id, idx
 
 
-def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {"configurable": {
-        "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
-
-
-class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
+class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
     """A saver for tests and lessons: fast, inspectable, gone when the process ends."""
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
@@ -131,7 +113,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store the changed channel values as blobs, then the checkpoint without values."""
-        thread_id, ns, parent_id = locate(config)  # the config we were given names the parent
+        thread_id, ns, parent_id = address(config)  # the config we were given names the parent
         checkpoint_id, dumps = checkpoint["id"], self.serde.dumps_typed
         saved = checkpoint.copy()
         values = saved.pop("channel_values")
@@ -140,17 +122,14 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         for channel, version in new_versions.items():  # channels not in new_versions: unchanged
             blobs[(thread_id, ns, channel, version)] = (
                 dumps(values[channel]) if channel in values else EMPTY)
-        record: StoredCheckpoint = (
+        record = StoredCheckpoint(
             dumps(saved), dumps(get_checkpoint_metadata(config, metadata)), parent_id)
-        self._lock.acquire()  # acquire/release: the same as `with`, ~0.2 µs cheaper a put
-        try:
+        with self._lock:
             self.blobs.update(blobs)
             checkpoints = self.storage[thread_id][ns]
             checkpoints[checkpoint_id] = record
-            if checkpoint_id > checkpoints.latest:  # noqa: PLR1730 - max() costs a call a put
-                checkpoints.latest = checkpoint_id  # set after the record: readers always find it
-        finally:
-            self._lock.release()
+            # set after the record: a reader always finds the latest
+            checkpoints.latest = max(checkpoints.latest, checkpoint_id)
         return as_config(thread_id, ns, checkpoint_id)
 
     def put_writes(
@@ -161,27 +140,21 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Save one task's writes; on a retry regular writes keep the first, special ones update."""
-        thread_id, ns, checkpoint_id = locate(config)
-        if checkpoint_id is None:
-            raise MissingConfigError("put_writes needs config['configurable']['checkpoint_id']: "
-                                     "pass the config that put() returned")
-        dumps, rows = self.serde.dumps_typed, []
+        thread_id, ns, checkpoint_id = writes_address(config)
+        rows = []
         for idx, (channel, value) in enumerate(writes):  # all serialized before any is stored
-            row: StoredWrite = (task_id, channel, dumps(value), task_path)
+            row = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path)
             rows.append(((task_id, WRITES_IDX_MAP.get(channel, idx)), row))
-        self._lock.acquire()  # as in put
-        try:
+        with self._lock:
             saved = self.writes[(thread_id, ns, checkpoint_id)]
             for key, row in rows:
                 if key[1] < 0 or key not in saved:  # regular writes: the first one wins
                     saved[key] = row
-        finally:
-            self._lock.release()
 
     # --- read ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint the config names, or the namespace's latest (found in O(1))."""
-        thread_id, ns, checkpoint_id = locate(config)
+        thread_id, ns, checkpoint_id = address(config)
         checkpoints = self.storage.get(thread_id, {}).get(ns)
         if not checkpoints:
             return None
@@ -207,7 +180,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
             saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
             if saved is None:  # deleted while we were iterating
                 continue
-            metadata = self.serde.loads_typed(saved[1])
+            metadata = self.serde.loads_typed(saved.metadata)
             if not metadata_matches(metadata, filter):
                 continue
             if limit is not None:
@@ -220,7 +193,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         """(thread, ns, id) in list order: threads and namespaces as stored, ids newest first."""
         only_ns = only_id = None
         if config:
-            thread_ids = [address(config)[0]]
+            thread_ids = [address(config).thread_id]
             only_ns = config["configurable"].get("checkpoint_ns")  # None means every namespace
             only_id = get_checkpoint_id(config)
         else:
@@ -244,19 +217,18 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata | None = None,
     ) -> CheckpointTuple:
         """Rebuild a CheckpointTuple: values from blobs, writes in the loop's apply order."""
-        stored_checkpoint, stored_metadata, parent_id = saved
         loads = self.serde.loads_typed
-        checkpoint = loads(stored_checkpoint)
+        checkpoint = loads(saved.checkpoint)
         versions = checkpoint["channel_versions"]
         checkpoint["channel_values"] = self._load_blobs(thread_id, ns, versions)
         writes = self.writes.get((thread_id, ns, checkpoint_id))
-        pending = [(task_id, channel, loads(value)) for _, (task_id, channel, value, _) in
-                   sorted(writes.items(), key=apply_order)] if writes else []
+        pending = [(w.task_id, w.channel, loads(w.value))
+                   for _, w in sorted(writes.items(), key=apply_order)] if writes else []
         return CheckpointTuple(
             config or as_config(thread_id, ns, checkpoint_id),
             checkpoint,
-            metadata if metadata is not None else loads(stored_metadata),
-            as_config(thread_id, ns, parent_id) if parent_id else None,
+            metadata if metadata is not None else loads(saved.metadata),
+            as_config(thread_id, ns, saved.parent_id) if saved.parent_id else None,
             pending,
         )
 
@@ -283,14 +255,14 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints written by these runs (metadata run_id), with their writes."""
-        runs = set(run_ids)
+        runs = set(id_list(run_ids, "delete_for_runs"))
         if not runs:
             return
         with self._lock:
             for thread_id, namespaces in list(self.storage.items()):
                 for ns, checkpoints in list(namespaces.items()):
-                    doomed = [cid for cid, (_, metadata, _) in checkpoints.items()
-                              if self.serde.loads_typed(metadata).get("run_id") in runs]
+                    doomed = [cid for cid, saved in checkpoints.items()
+                              if self.serde.loads_typed(saved.metadata).get("run_id") in runs]
                     self._drop(thread_id, ns, doomed)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -298,12 +270,12 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         with self._lock:
             for ns, checkpoints in list(self.storage.get(source_thread_id, {}).items()):
                 target = self.storage[target_thread_id][ns]
-                for checkpoint_id, (stored, stored_metadata, parent_id) in checkpoints.items():
-                    metadata = self.serde.loads_typed(stored_metadata)
+                for checkpoint_id, saved in checkpoints.items():
+                    metadata = self.serde.loads_typed(saved.metadata)
                     if "thread_id" in metadata:  # the copy belongs to its new thread
                         metadata["thread_id"] = target_thread_id
-                        stored_metadata = self.serde.dumps_typed(metadata)
-                    target[checkpoint_id] = (stored, stored_metadata, parent_id)
+                        saved = saved._replace(metadata=self.serde.dumps_typed(metadata))
+                    target[checkpoint_id] = saved
                 target.forget_latest()
             for (thread_id, ns, checkpoint_id), writes in list(self.writes.items()):
                 if thread_id == source_thread_id:
@@ -315,11 +287,7 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Drop history: "keep_latest" keeps each namespace's latest checkpoint (with its writes
         and blobs; it loses its parent link), "delete" removes the threads entirely."""
-        if isinstance(thread_ids, str):
-            raise TypeError("prune() takes a list of thread ids, not one string: "
-                            f"use prune([{thread_ids!r}])")
-        if strategy not in PRUNE_STRATEGIES:
-            raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
+        thread_ids = prune_threads(thread_ids, strategy)
         with self._lock:
             for thread_id in thread_ids:
                 if strategy == "delete":
@@ -340,8 +308,8 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
         calls = set()
         for ns, checkpoints in namespaces.items():
             if ":" in ns:
-                _, head_metadata, _ = checkpoints[checkpoints.latest]
-                root = self.serde.loads_typed(head_metadata).get("parents", {}).get("")
+                head = checkpoints[checkpoints.latest]
+                root = self.serde.loads_typed(head.metadata).get("parents", {}).get("")
                 if root in roots and root != roots.latest:
                     calls.add(ns)
         return calls
@@ -361,58 +329,13 @@ class InMemorySaver(StringVersions, BaseCheckpointSaver[str]):
                 del self.storage[thread_id]
         # a survivor whose parent is gone becomes a root, as LangGraph's Postgres prune does
         used = set()
-        for checkpoint_id, (stored, stored_metadata, parent_id) in list(checkpoints.items()):
-            if parent_id is not None and parent_id not in checkpoints:
-                checkpoints[checkpoint_id] = (stored, stored_metadata, None)
-            versions = self.serde.loads_typed(stored)["channel_versions"]
+        for checkpoint_id, saved in list(checkpoints.items()):
+            if saved.parent_id is not None and saved.parent_id not in checkpoints:
+                checkpoints[checkpoint_id] = saved._replace(parent_id=None)
+            versions = self.serde.loads_typed(saved.checkpoint)["channel_versions"]
             used.update((thread_id, ns, channel, version) for channel, version in versions.items())
         for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in used]:
             del self.blobs[key]
-
-    # --- async twins: memory never blocks, so they simply call the sync verbs -------------------
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self.get_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
 
 
 MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged

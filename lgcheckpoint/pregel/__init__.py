@@ -2,6 +2,7 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
+Next: pregel/state.py.
 """
 
 from __future__ import annotations
@@ -11,18 +12,22 @@ from collections import deque, namedtuple
 from typing import Any, AsyncIterator, Iterator, NamedTuple
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
-from lgcheckpoint.constants import CONF, END, START
-from lgcheckpoint.errors import GraphRecursionError
+from lgcheckpoint.constants import (
+    CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
+    ROOT_STREAM_MODES, TASK_ID, WRITER,
+)
+from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.runner import AsyncSaves, SyncSaves, arun_step, run_step, task_config
+from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
+from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
-STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 
 
 # what get_graph() returns: nodes by id and edges, with the field names of LangGraph's Graph
@@ -62,12 +67,12 @@ class Pregel:
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
                  stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), debug: bool = False, name: str = "LangGraph") -> None:
+                 interrupt_after: Any = (), name: str = "LangGraph") -> None:
         self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
         self.input_channels, self.output_channels = input_channels, output_channels
         self.stream_channels = stream_channels
         self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
-        self.debug, self.name = debug, name
+        self.name = name
         # which nodes can a write to this channel wake up?
         self.trigger_to_nodes: dict[str, list[str]] = {}
         for node in nodes.values():
@@ -93,12 +98,13 @@ class Pregel:
     @guarded  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
-               durability: str | None = None, subgraphs: bool = False, debug: bool | None = None,
-               output_keys: Any = None, **_: Any) -> Iterator[Any]:
+               durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
+               **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
+        refuse_unimplemented("stream", options)  # context=, debug=True, print_mode=...
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
-        saves, own = self._saves(run, SyncSaves)
+        saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
         error: BaseException | None = None
@@ -107,8 +113,7 @@ class Pregel:
                 yield from run.drain()
                 run_step(tasks, loop.commit, self, pool)
                 yield from run.drain()
-                if run.durability == "sync" or saves.error is not None:
-                    saves.flush()  # a failed save stops the run at the next step
+                saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
             saves.close() if own else saves.flush()
@@ -128,12 +133,12 @@ class Pregel:
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      debug: bool | None = None, output_keys: Any = None,
-                      **_: Any) -> AsyncIterator[Any]:
+                      output_keys: Any = None, **options: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
+        refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys)
-        saves, _own = self._saves(run, AsyncSaves)  # nothing to shut down: flush is close
+        saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         error: BaseException | None = None
         try:
@@ -143,8 +148,7 @@ class Pregel:
                 await arun_step(tasks, loop.commit, self)
                 for chunk in run.drain():
                     yield chunk
-                if run.durability == "sync" or saves.error is not None:
-                    await saves.flush()
+                await saves.end_of_step()
         except GeneratorExit:
             self._finish(loop, None)
             await saves.flush()
@@ -160,27 +164,23 @@ class Pregel:
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
                  output_keys: Any) -> Run:
-        """Validate the config and pick the saver, modes and durability of one run."""
-        if (parent := current_task.get(None)) is not None and not (config or {}).get(
-                CONF, {}).get("__lg_task_id"):
-            # graph.invoke() inside a node: a subgraph of the running task
-            sub = subgraph_config(parent)
-            config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
-        if not isinstance(config, (dict, type(None))) or not isinstance(
-                (config or {}).get(CONF) or {}, dict):
-            raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
-                            f"'1'}}}}, got {config!r}")
-        config = {**(config or {})}
-        conf = config["configurable"] = {**(config.get("configurable") or {})}
-        config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
-        if config["recursion_limit"] < 1:
-            raise ValueError("recursion_limit must be at least 1")
-        config["metadata"] = {**config.get("metadata", {})}
-        if conf.get("checkpoint_ns") and "__lg_task_id" not in conf:
-            # a root run always runs the root graph, even given a subgraph's config
-            conf.update(checkpoint_ns="", checkpoint_id=None)
-        saver = conf.get("__lg_checkpointer") if self.checkpointer is None else self.checkpointer
-        if saver is False or saver is True:
+        """Everything one run needs: its config, saver, durability and stream modes, checked."""
+        config = run_config(config)
+        conf = config[CONF]
+        saver = self._saver_for(conf)
+        if durability not in (None, "sync", "async", "exit"):
+            raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
+        durability = durability or conf.get(DURABILITY) or "async"
+        conf[DURABILITY] = durability  # subgraph calls inherit it
+        return Run(config, saver, stream_modes(stream_mode), stream_mode, subgraphs, durability,
+                   deque(), self.stream_channels if output_keys is None else output_keys,
+                   self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
+                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+
+    def _saver_for(self, conf: dict) -> Any:
+        """This graph's saver, or the parent's for a subgraph compiled without one."""
+        saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
+        if saver is False:
             saver = None
         if saver is not None:
             if conf.get("thread_id") is None:
@@ -188,26 +188,16 @@ class Pregel:
                     "This graph has a checkpointer, so every run needs a thread id: pass "
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
-        if durability not in (None, "sync", "async", "exit"):
-            raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
-        durability = durability or conf.get("__lg_durability") or "async"
-        conf["__lg_durability"] = durability
-        conf["__lg_checkpointer"] = saver  # subgraphs compiled without one inherit it
-        modes = [stream_mode or "updates"] if not isinstance(stream_mode, (list, tuple)) else stream_mode
-        if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
-            raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
-        return Run(config, saver, modes, stream_mode, subgraphs, durability, deque(),
-                   self.stream_channels if output_keys is None else output_keys,
-                   self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
-                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+        conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
+        return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
         """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
-        shared = run.config[CONF].get("__lg_saves")
+        shared = run.config[CONF].get(SAVES)
         if isinstance(shared, kind) and shared.saver is run.saver and (
-                kind is SyncSaves or shared.loop is asyncio.get_running_loop()):
+                kind is SyncSaveQueue or shared.loop is asyncio.get_running_loop()):
             return shared, False
-        run.config[CONF]["__lg_saves"] = saves = kind(run.saver, run.durability)
+        run.config[CONF][SAVES] = saves = kind(run.saver, run.durability)
         return saves, True
 
     def _load(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
@@ -229,8 +219,8 @@ class Pregel:
               ) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
-        root_emit = conf.get("__lg_stream")
-        modes = set(run.modes) | set(conf.get("__lg_stream_modes", ()))
+        root_emit = conf.get(ROOT_STREAM)
+        modes = set(run.modes) | set(conf.get(ROOT_STREAM_MODES, ()))
         if "debug" in modes:
             modes |= {"checkpoints", "tasks"}
 
@@ -239,17 +229,18 @@ class Pregel:
                 run.chunks.append((ns, mode, payload))
 
         def emit(ns: tuple, mode: str, payload: Any) -> None:
-            for m, p in ((mode, payload), *(
-                    [("debug", out.debug_chunk(mode, loop.step, payload))]
-                    if "debug" in modes and mode in ("checkpoints", "tasks") else [])):
+            chunks = [(mode, payload)]
+            if "debug" in modes and mode in ("checkpoints", "tasks"):  # also as a debug event
+                chunks.append(("debug", out.debug_chunk(mode, loop.step, payload)))
+            for chunk_mode, chunk in chunks:
                 if root_emit is not None:
-                    root_emit(ns, m, p)
-                to_caller(ns, m, p)
+                    root_emit(ns, chunk_mode, chunk)
+                to_caller(ns, chunk_mode, chunk)
 
         if run.subgraphs and root_emit is None:
-            conf["__lg_stream"], conf["__lg_stream_modes"] = to_caller, run.modes
+            conf[ROOT_STREAM], conf[ROOT_STREAM_MODES] = to_caller, run.modes
         if "custom" in modes:
-            conf["__lg_writer"] = lambda value: emit(loop.namespace, "custom", value)
+            conf[WRITER] = lambda value: emit(loop.namespace, "custom", value)
         loop = PregelLoop(self, input, run, saved=saved, saves=saves, emit=emit, modes=modes,
                           superseded=superseded)
         return loop
@@ -327,14 +318,51 @@ class Pregel:
                           for n in names}, edges)
 
 
+def run_config(config: dict | None) -> dict:
+    """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
+    if (parent := current_task.get(None)) is not None and not (config or {}).get(
+            CONF, {}).get(TASK_ID):
+        # graph.invoke() inside a node: a subgraph of the running task
+        sub = subgraph_config(parent)
+        config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
+    if not isinstance(config, (dict, type(None))) or not isinstance(
+            (config or {}).get(CONF) or {}, dict):
+        raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
+                        f"'1'}}}}, got {config!r}")
+    config = {**(config or {})}
+    conf = config[CONF] = {**(config.get(CONF) or {})}
+    config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    if config["recursion_limit"] < 1:
+        raise ValueError("recursion_limit must be at least 1")
+    config["metadata"] = {**config.get("metadata", {})}
+    if conf.get("checkpoint_ns") and TASK_ID not in conf:
+        # a root run always runs the root graph, even given a subgraph's config
+        conf.update(checkpoint_ns="", checkpoint_id=None)
+    return config
+
+
+def stream_modes(stream_mode: Any) -> list[str]:
+    """The modes asked for, as a list; refuses modes we do not stream."""
+    modes = list(stream_mode) if isinstance(stream_mode, (list, tuple)) else [
+        stream_mode or "updates"]
+    if "messages" in modes:
+        raise ValueError(
+            "lgcheckpoint does not implement stream_mode='messages' (LLM tokens from LangChain "
+            "chat models, which it does not run); stream your own chunks with "
+            "stream_mode='custom' and get_stream_writer()")
+    if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
+        raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
+    return modes
+
+
 def subgraph_config(task: Any) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
     conf = task_config(task)[CONF]  # where the task runs, as its node sees it
-    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", "__lg_writer")}
+    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}
     calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
         task.scratchpad.subgraph_counter + 1)
-    child.update(checkpoint_ns=f"{task.ns}|{calls}" if calls else task.ns,
-                 __lg_parent_null_resume=conf.get("__lg_null_resume"))
+    child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
+    child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
     return {**task.config, CONF: child}
 
 

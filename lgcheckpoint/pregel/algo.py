@@ -1,4 +1,4 @@
-"""The two rules of a super-step: who runs next (prepare_next_tasks) and how writes land (apply_writes).
+"""The two rules of a super-step: who runs next (prepare_next_tasks) and how writes land.
 
 A node runs when one of its trigger channels has a version newer than the one it last saw
 (``versions_seen[node][channel]``). After all tasks of a step finish, their writes are applied
@@ -17,8 +17,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, PULL, PUSH, RESERVED,
-    RESUME, RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_RESUME, PULL,
+    PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
@@ -101,15 +101,14 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
                        updated_channels: set[str] | None) -> dict[str, Task]:
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
     tasks: list[Task] = []
-    parent_ns = config[CONF].get("checkpoint_ns", "")
+    here = Step(checkpoint, pending_writes, channels, config, step)
     null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
     if channels[TASKS].is_available():
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
-                tasks.append(make_task(checkpoint, pending_writes, nodes[packet.node], packet.arg,
-                                       (PUSH, idx, False), (PUSH,), config, step, parent_ns,
-                                       channels, (PUSH, str(idx))))
+                tasks.append(make_task(here, nodes[packet.node], packet.arg, (PUSH, idx, False),
+                                       (PUSH,), (PUSH, str(idx))))
     # PULL tasks: only nodes subscribed to a channel that changed can have become ready
     if updated_channels and trigger_to_nodes:
         candidates: Iterable[str] = sorted(
@@ -126,21 +125,30 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
             continue
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
             value = node.mapper(value)
-        tasks.append(make_task(checkpoint, pending_writes, node, value, (PULL, name), triggers,
-                               config, step, parent_ns, channels, (PULL, *triggers)))
+        tasks.append(make_task(here, node, value, (PULL, name), triggers, (PULL, *triggers)))
     return {t.id: t for t in tasks}
 
 
-def make_task(checkpoint: Checkpoint, pending_writes: list[PendingWrite], node: Node,
-              value: Any, path: tuple, triggers: tuple, config: dict, step: int,
-              parent_ns: str, channels: Mapping[str, Channel], id_parts: tuple) -> Task:
+class Step(NamedTuple):
+    """Where the next step's tasks are made: what every task of the step shares."""
+
+    checkpoint: Checkpoint  # the task ids derive from its id
+    pending_writes: list[PendingWrite]  # saved answers to the tasks' interrupts
+    channels: Mapping[str, Channel]  # what conditional edges read
+    config: dict  # the run's config
+    step: int
+
+
+def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
+              id_parts: tuple) -> Task:
     """A task with its deterministic id, its namespace, and its resume answers."""
+    parent_ns = here.config[CONF].get("checkpoint_ns", "")
     ns = f"{parent_ns}{NS_SEP}{node.name}" if parent_ns else node.name
-    tid = task_id(checkpoint["id"], ns, str(step), node.name, *id_parts)
+    tid = task_id(here.checkpoint["id"], ns, str(here.step), node.name, *id_parts)
     task_ns = f"{ns}{NS_END}{tid}"
-    scratchpad = make_scratchpad(pending_writes, tid, task_ns, config)
-    task = Task(tid, node.name, path, value, node, triggers, config, scratchpad, task_ns)
-    task.local_read = lambda select: local_read(channels, task.writes, select)
+    scratchpad = make_scratchpad(here.pending_writes, tid, task_ns, here.config)
+    task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
+    task.local_read = lambda select: local_read(here.channels, task.writes, select)
     return task
 
 
@@ -153,13 +161,13 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
         if owner == tid and chan == RESUME:
             resume = list(value) if isinstance(value, list) else [value]
             break
-    if resume_map := conf.get("__lg_resume_map"):
+    if resume_map := conf.get(RESUME_MAP):
         next_id = interrupt_id(task_ns, len(resume))
         if next_id in resume_map:
             resume.append(resume_map[next_id])
         elif (first := interrupt_id(task_ns, 0)) in resume_map:  # ids before LangGraph 1.1
             resume.append(resume_map[first])
-    return Scratchpad(task_ns, resume, conf.get("__lg_null_resume"))  # shared by all tasks
+    return Scratchpad(task_ns, resume, conf.get(NULL_RESUME))  # shared by all tasks
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
@@ -179,6 +187,13 @@ def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
 SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR))
 
 
+def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> None:
+    """The one writer of versions_seen: `name` has seen the current version of `channels`."""
+    versions = checkpoint["channel_versions"]
+    seen = checkpoint["versions_seen"].setdefault(name, {})
+    seen.update({c: versions[c] for c in channels if c in versions})
+
+
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
                  trigger_to_nodes: Mapping[str, Sequence[str]]) -> set[str]:
@@ -188,8 +203,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     versions = checkpoint["channel_versions"]
     # each task saw the current version of the channels that triggered it
     for task in tasks:
-        seen = checkpoint["versions_seen"].setdefault(task.name, {})
-        seen.update({c: versions[c] for c in task.triggers if c in versions})
+        mark_seen(checkpoint, task.name, task.triggers)
     next_version = None if get_next_version is None else get_next_version(
         max(versions.values()) if versions else None, None)
     # triggers that were read are consumed (barriers reset, deferred values clear)
@@ -228,7 +242,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
 
 
 def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
-    """Stop at a breakpoint if a listed node is about to run and anything changed since the last stop."""
+    """Stop at a breakpoint if a listed node is about to run and anything changed since the last."""
     null = null_version(checkpoint["channel_versions"])
     seen = checkpoint["versions_seen"].get(INTERRUPT, {})
     changed = any(v > seen.get(c, null) for c, v in checkpoint["channel_versions"].items())

@@ -1,9 +1,9 @@
 """The super-step loop: load a checkpoint, apply the input, then step until nothing is triggered.
 
 ``PregelLoop.run()`` is the whole algorithm on one screen: it yields each step's tasks, and a
-runner (runner.py) runs them and hands each result to ``commit``. ``save_writes`` (durable before
-the step ends) and ``save_checkpoint`` (publishes the step) share one ordered queue, so a
-checkpoint never precedes the writes that produced it. Next: pregel/runner.py.
+runner (runner.py) runs them and hands each result to ``commit``. A task's writes and the step's
+checkpoint go to one ordered queue (saves.py), which decides when each is saved; a checkpoint
+never precedes the writes that produced it. Next: pregel/runner.py.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ from lgcheckpoint.checkpoint.base import (
     empty_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END, NULL_TASK_ID,
-    RESUME, START, TASKS,
+    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME, RESUME_MAP, RESUMING, START, STEP,
+    TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
-    should_interrupt, task_path_str,
+    InputWrites, Task, apply_writes, mark_seen, prepare_next_tasks, read_state,
+    reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
 )
 from lgcheckpoint.pregel.node import goto_targets
+from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -40,16 +42,15 @@ class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
     def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
-                 saves: Any, emit: Emit, modes: set[str], superseded: bool = False) -> None:
-        self.graph, self.input, self.config, self.saver = graph, input, run.config, run.saver
-        self.saves = saves  # the ordered background queue of saver calls (runner.py)
-        self.durability, self.emit_fn = run.durability, emit
+                 saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
+        self.graph, self.input, self.emit_fn = graph, input, emit
+        self.spec = run  # what the run was asked: config, saver, durability, breakpoints, output
+        self.config, self.saver = run.config, run.saver  # the two read everywhere below
+        self.saves = saves  # decides when each write and checkpoint is saved (saves.py)
         self.modes = modes  # stream modes someone listens to: only those payloads are built
-        self.interrupt_before, self.interrupt_after = run.interrupt_before, run.interrupt_after
         self.superseded = superseded  # the addressed checkpoint is not the thread's latest
-        self.output_keys = run.output_keys  # what values chunks and the final output show
         conf = run.config[CONF]
-        self.is_nested = "__lg_task_id" in conf  # running as a node of a parent graph
+        self.is_nested = TASK_ID in conf  # running as a node of a parent graph
         ns = conf.get("checkpoint_ns", "")
         self.namespace = tuple(ns.split("|")) if ns else ()
         self.status, self.tasks = "pending", {}
@@ -57,9 +58,6 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
-        # the step's last task's put_writes waits for the step's put, to share its commit
-        self.joins_writes = run.durability != "exit" and getattr(saves, "joins_writes", False)
-        self.held_writes: PutWrites | None = None
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -72,14 +70,15 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
-            if "values" in self.modes and not self.updated_channels.isdisjoint(self.output_keys):
+            if "values" in self.modes and not self.updated_channels.isdisjoint(
+                    self.spec.output_keys):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
-            self.config[CONF].pop("__lg_resuming", None)  # only the first step resumes subgraphs
+            self.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
-            if self.interrupt_after and should_interrupt(
-                    self.checkpoint, self.interrupt_after, self.tasks.values()):
+            if self.spec.interrupt_after and should_interrupt(
+                    self.checkpoint, self.spec.interrupt_after, self.tasks.values()):
                 self.status = "interrupt_after"
                 self.prepare_tasks()
                 raise GraphInterrupt()
@@ -93,8 +92,8 @@ class PregelLoop:
         # tasks that finished before a crash or interrupt get their saved writes back
         if not self.replaying and self.pending_writes:
             reuse_pending_writes(self.tasks, self.pending_writes)
-        if self.interrupt_before and should_interrupt(
-                self.checkpoint, self.interrupt_before, self.tasks.values()):
+        if self.spec.interrupt_before and should_interrupt(
+                self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
             raise GraphInterrupt()
         if "tasks" in self.modes:
@@ -126,48 +125,52 @@ class PregelLoop:
         self.updated_channels: set[str] | None = None
 
     def apply_input(self) -> None:
-        """Fresh input starts a new run; None or a Command continues the saved one."""
+        """Start the run in one of the four ways of input_case, then let run() step."""
         conf = self.config[CONF]
-        is_command = isinstance(self.input, Command)
-        resuming = bool(self.checkpoint["channel_versions"]) and bool(
-            conf.get("__lg_resuming", self.input is None or is_command))
         addressed = bool(conf.get("checkpoint_id"))  # the caller named a checkpoint
-        time_travel = addressed and not (
-            (is_command and self.input.resume is not None) or conf.get("__lg_resuming", False))
+        case = input_case(self.input, bool(self.checkpoint["channel_versions"]), addressed,
+                          conf.get(RESUMING), self.metadata.get("source"), self.superseded)
+        rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
-        self.replaying = time_travel or self.superseded
-        if time_travel:
+        self.replaying = rewinds or self.superseded
+        if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
-        forks = resuming and time_travel and (
-            self.metadata.get("source") not in ("update", "fork") or self.superseded)
-        carried = self.apply_command(self.input, forks) if is_command else []
+        carried = []
+        if isinstance(self.input, Command):
+            carried = self.apply_command(self.input, forks=case == FORK)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
                 self.loaded_updated |= updated
         self.share_null_resume()
-        if resuming:
-            # breakpoints fire only on changes after this point
-            self.checkpoint["versions_seen"][INTERRUPT] = {
-                k: v for k, v in self.checkpoint["channel_versions"].items() if k in self.channels}
-            if forks:
-                self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
-                self.save_checkpoint({"source": "fork"})
-            if "values" in self.modes:
-                self.emit("values", self.read_output())
-        elif input_writes := self.map_input(self.input):
+        if case == FRESH:
+            self.start_fresh()
+        else:
+            self.continue_from_checkpoint(fork=case == FORK)
+        if not self.is_nested:
+            conf[RESUMING] = case != FRESH
+
+    def start_fresh(self) -> None:
+        """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
+        if input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = self.next_tasks(self.loaded_updated)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
-        elif "__lg_resuming" not in conf:
+        elif RESUMING not in self.config[CONF]:  # a subgraph call may have nothing to add
             raise EmptyInputError(
                 f"Received no input for {self.graph.input_channels}: pass a dict of state "
                 "values, or None / Command(resume=...) to continue a thread")
-        if not self.is_nested:
-            conf["__lg_resuming"] = resuming
-        if resuming:
-            self.updated_channels = self.loaded_updated
+
+    def continue_from_checkpoint(self, fork: bool) -> None:
+        """Resume, replay or fork: the loaded checkpoint's next tasks run (a fork saves a copy)."""
+        mark_seen(self.checkpoint, INTERRUPT, self.channels)  # breakpoints: only later changes
+        if fork:
+            self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
+            self.save_checkpoint({"source": "fork"})
+        if "values" in self.modes:
+            self.emit("values", self.read_output())
+        self.updated_channels = self.loaded_updated
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task."""
@@ -181,7 +184,7 @@ class PregelLoop:
             resume_map = isinstance(cmd.resume, dict) and all(
                 is_interrupt_id(k) for k in cmd.resume)
             if resume_map:
-                self.config[CONF]["__lg_resume_map"] = cmd.resume
+                self.config[CONF][RESUME_MAP] = cmd.resume
             elif len(self.pending_interrupts()) > 1:
                 raise RuntimeError(
                     "When there are multiple pending interrupts, you must specify the interrupt "
@@ -211,8 +214,8 @@ class PregelLoop:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
         value = next((v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME),
                      None)
-        self.config[CONF]["__lg_null_resume"] = [value] if value is not None else (
-            self.config[CONF].get("__lg_parent_null_resume"))
+        self.config[CONF][NULL_RESUME] = [value] if value is not None else (
+            self.config[CONF].get(PARENT_NULL_RESUME))
 
     def pending_interrupts(self) -> set[str]:
         """Ids of interrupts still waiting for an answer (their task never finished)."""
@@ -234,7 +237,7 @@ class PregelLoop:
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
         # what a task's config says about where it runs (read by subgraphs and node metadata)
-        self.config[CONF].update(__lg_checkpoint_id=self.checkpoint["id"], __lg_step=self.step)
+        self.config[CONF].update({CHECKPOINT_ID: self.checkpoint["id"], STEP: self.step})
         if self.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 
@@ -268,76 +271,73 @@ class PregelLoop:
             self.pending_writes = [w for w in self.pending_writes if w[0] != task_id]
             to_save = writes
         self.pending_writes.extend((task_id, c, v) for c, v in writes)
-        if self.durability != "exit" and self.saver is not None:
-            self.save_writes(task_id, to_save)
-        if task := self.tasks.get(task_id):
+        task = self.tasks.get(task_id)
+        # the step's last task (none still running) shares the step's commit
+        self.saves.after_task(self.writes_call(task_id, to_save),
+                              last_of_step=task is not None and not self.running)
+        if task is not None:
             self.output_writes(task, writes)
 
-    # --- durability --------------------------------------------------------------------------
-    def save_writes(self, task_id: str, writes: list) -> None:
-        """Queue put_writes against the checkpoint the task ran from (or hold the last ones)."""
+    # --- saving (when each save happens is decided in saves.py) ---------------------------
+    def writes_call(self, task_id: str, writes: list) -> PutWrites:
+        """put_writes' arguments: the writes, against the checkpoint the task ran from."""
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
-        call = PutWrites(config, list(writes), task_id, task_path_str(task.path) if task else "")
-        self.release_writes()  # anything held goes first: the queue keeps the order of calls
-        if self.joins_writes and task is not None and not self.running:
-            self.held_writes = call  # a crash before that commit loses both: the task reruns
-        else:
-            self.saves.submit("put_writes", *call)
+        return PutWrites(config, list(writes), task_id, task_path_str(task.path) if task else "")
 
-    def release_writes(self) -> None:
-        """Queue held writes on their own (no checkpoint follows them, e.g. the step failed)."""
-        if self.held_writes is not None:
-            self.saves.submit("put_writes", *self.held_writes)
-            self.held_writes = None
-
-    def save_checkpoint(self, metadata: CheckpointMetadata, exiting: bool = False) -> None:
-        """Snapshot the channels as a new checkpoint and queue its put (publishes the step)."""
-        if exiting and self.checkpoint["id"] == self.loaded_id:
-            return  # nothing ran since the checkpoint we loaded
-        if not exiting:
-            metadata["step"] = self.step
-            metadata["parents"] = self.config[CONF].get("checkpoint_map", {})
-            self.metadata = metadata
-        publish = self.saver is not None and (exiting or self.durability != "exit")
+    def save_checkpoint(self, metadata: CheckpointMetadata) -> None:
+        """Snapshot the channels as the step's checkpoint and hand it to the queue."""
+        metadata["step"] = self.step
+        metadata["parents"] = self.config[CONF].get("checkpoint_map", {})
+        self.metadata = metadata
+        saved_now = self.saves.saves_steps  # "exit" only needs the versions until the end
         self.checkpoint = create_checkpoint(
-            self.checkpoint, self.channels if publish else None, self.step,
-            id=self.checkpoint["id"] if exiting else None, updated_channels=self.updated_channels)
-        if publish:
-            config = self.checkpoint_config  # the checkpoint this one follows (none at first)
-            self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
-            versions = dict(self.checkpoint["channel_versions"])
-            new_versions = new_channel_versions(self.previous_versions, versions)
-            self.previous_versions = versions
-            # a copy: the next step mutates self.checkpoint while the saver may still be writing
-            put = (config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
-            if self.held_writes is not None:  # write first, publish last, in one transaction
-                self.saves.submit("put_writes_and_checkpoint", self.held_writes, *put)
-                self.held_writes = None
-            else:
-                self.saves.submit("put", *put)
-            self.checkpoint_config = {
-                **config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
-        if not exiting:
-            self.step += 1
+            self.checkpoint, self.channels if saved_now else None, self.step,
+            updated_channels=self.updated_channels)
+        if saved_now:
+            self.saves.after_step(self.next_put())
+        self.step += 1
+
+    def next_put(self) -> Put:
+        """put's arguments for self.checkpoint, whose parent is the checkpoint saved last."""
+        config = self.checkpoint_config  # the checkpoint this one follows (none at first)
+        self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
+        versions = dict(self.checkpoint["channel_versions"])
+        new_versions = new_channel_versions(self.previous_versions, versions)
+        self.previous_versions = versions
+        self.checkpoint_config = {
+            **config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
+        # a copy: the next step mutates self.checkpoint while the saver may still be writing
+        return Put(config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
+
+    def exit_saves(self) -> tuple[Put | None, list[PutWrites]]:
+        """What "exit" durability saves at the end: the last checkpoint, then its writes."""
+        put = None
+        if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
+            self.checkpoint = create_checkpoint(
+                self.checkpoint, self.channels, self.step, id=self.checkpoint["id"],
+                updated_channels=self.updated_channels)
+            put = self.next_put()
+        writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
+                                             if t == task_id])
+                  for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
+                  if task_id in self.written_task_ids]
+        return put, writes
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
-        self.release_writes()
-        if self.durability == "exit" and self.saver is not None and (
-                not self.is_nested or error is not None
-                or all(NS_END not in part for part in self.namespace)):
-            self.save_checkpoint(self.metadata, exiting=True)
-            for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes):
-                if task_id in self.written_task_ids:
-                    self.save_writes(task_id, [(c, v) for t, c, v in self.pending_writes
-                                               if t == task_id])
+        # a subgraph call's checkpoints ("node:task_id") are saved with exit only if it failed
+        if self.saves.saves_at_exit and (not self.is_nested or error is not None or all(
+                NS_END not in part for part in self.namespace)):
+            self.saves.at_exit(*self.exit_saves())
+        else:
+            self.saves.at_exit(None, [])
         if isinstance(error, GraphInterrupt) and not self.is_nested:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(self.output_keys):
+                if "values" in self.modes and not updated.isdisjoint(self.spec.output_keys):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -346,7 +346,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return read_state(self.channels, self.output_keys)
+        return read_state(self.channels, self.spec.output_keys)
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
@@ -362,9 +362,43 @@ class PregelLoop:
             if "values" in self.modes:
                 self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
         elif writes[0][0] != ERROR and "updates" in self.modes:
-            self.emit("updates", out.updates_payload(self.output_keys, task, writes, cached))
+            self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
         if not cached and "tasks" in self.modes:
             self.emit("tasks", out.task_result_payload(self.graph, task, writes))
+
+
+FRESH, RESUME_RUN, REPLAY, FORK = "fresh", "resume", "replay", "fork"
+
+
+def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bool | None,
+               source: str | None, superseded: bool) -> str:
+    """How a run starts, from its input and the checkpoint its config addresses:
+
+    input          | checkpoint addressed             | case    | runs / is saved first
+    ---------------+----------------------------------+---------+------------------------------
+    a dict         | any, or the thread has none      | fresh   | START with the input; unfinished
+                   |                                  |         | tasks and stale answers dropped /
+                   |                                  |         | "input" checkpoint
+    None, Command  | the latest (no checkpoint_id),   | resume  | unfinished tasks; finished ones
+                   | or Command(resume=...) to any    |         | keep their writes / nothing
+    None, Command  | one made by update_state (the    | replay  | all its next tasks again /
+                   | thread's latest)                 |         | nothing
+    None, Command  | any other by checkpoint_id       | fork    | all its next tasks again / a copy
+                   |                                  |         | ("fork") to branch from
+
+    A subgraph call decides by its parent instead (parent_resuming): in the parent's first
+    step after a resume it continues its own checkpoint, whatever its input.
+    """
+    continuing = parent_resuming if parent_resuming is not None else (
+        input is None or isinstance(input, Command))
+    if not (has_state and continuing):
+        return FRESH
+    answers = isinstance(input, Command) and input.resume is not None
+    if not addressed or answers or parent_resuming:
+        return RESUME_RUN
+    if source in ("update", "fork") and not superseded:
+        return REPLAY
+    return FORK
 
 
 def is_interrupt_id(key: Any) -> bool:

@@ -1,8 +1,8 @@
-"""Running one step's tasks, and the ordered queue of saver calls: sync and async twins.
+"""Running one step's tasks: sync and async twins.
 
-The only place where sync and async differ. A lone task runs inline (most steps have one);
-several run in a thread pool or as asyncio tasks. Each finished task is committed at once, so its
-writes are queued for saving before the step ends. Next: pregel/__init__.py (invoke, stream).
+A lone task runs inline (most steps have one); several run in a thread pool or as asyncio
+tasks. Each finished task is committed at once, so its writes are queued for saving (saves.py)
+before the step ends. Next: pregel/saves.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from lgcheckpoint.constants import NS_END, NS_SEP
+from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID, WRITER
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
@@ -32,13 +32,13 @@ def task_config(task: Task) -> dict:
     ns = conf.get("checkpoint_ns", "")
     return {**task.config, "metadata": {
         **task.config.get("metadata", {}), "thread_id": conf.get("thread_id"),
-        "langgraph_step": conf.get("__lg_step"), "langgraph_node": task.name,
+        "langgraph_step": conf.get(STEP), "langgraph_node": task.name,
         "langgraph_triggers": task.triggers, "langgraph_path": task.path[:3],
         "langgraph_checkpoint_ns": task.ns},
         "configurable": {**conf, "checkpoint_ns": task.ns, "checkpoint_id": None,
                          "checkpoint_map": {**conf.get("checkpoint_map", {}),
-                                            ns: conf.get("__lg_checkpoint_id")},
-                         "__lg_task_id": task.id}}
+                                            ns: conf.get(CHECKPOINT_ID)},
+                         TASK_ID: task.id}}
 
 
 def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
@@ -48,7 +48,7 @@ def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
     if wants_config:
         kwargs["config"] = task_config(task)
     if wants_writer:
-        kwargs["writer"] = task.config["configurable"].get("__lg_writer", lambda _: None)
+        kwargs["writer"] = task.config["configurable"].get(WRITER, lambda _: None)
     return fn(value, **kwargs)
 
 
@@ -100,7 +100,8 @@ def check_sends(task: Task, known_nodes: Any) -> None:
         if isinstance(value, Send) and value.node not in known_nodes:
             raise InvalidUpdateError(
                 f"Node '{task.name}' sent a packet to unknown node '{value.node}': "
-                f"Send(node=...) must name one of {sorted(n for n in known_nodes if n[:2] != '__')}")
+                "Send(node=...) must name one of "
+                f"{sorted(n for n in known_nodes if not n.startswith('__'))}")
 
 
 def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
@@ -108,9 +109,7 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     if isinstance(exc, (GraphInterrupt, ParentCommand)):  # control flow, not a failure
         raise exc
     for policy in task.node.retry_policy:
-        on = policy.retry_on
-        wanted = on(exc) if callable(on) and not isinstance(on, type) else isinstance(
-            exc, tuple(on) if isinstance(on, (list, tuple)) else on)
+        wanted = retries_on(policy.retry_on, exc)
         if wanted and attempts < policy.max_attempts:
             delay = min(policy.max_interval,
                         policy.initial_interval * policy.backoff_factor ** (attempts - 1))
@@ -118,6 +117,14 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
         if wanted:
             break
     raise exc
+
+
+def retries_on(retry_on: Any, exc: Exception) -> bool:
+    """RetryPolicy.retry_on is a predicate, an exception class, or a list of classes."""
+    if callable(retry_on) and not isinstance(retry_on, type):
+        return retry_on(exc)
+    classes = tuple(retry_on) if isinstance(retry_on, (list, tuple)) else retry_on
+    return isinstance(exc, classes)
 
 
 def command_for(task: Task, exc: ParentCommand) -> Command:
@@ -218,72 +225,3 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
                 if exc is not None:
                     errors.append(exc)
     raise_step_errors(errors)
-
-
-# --- the ordered queue of saver calls ------------------------------------------------------
-class SyncSaves:
-    """Saver calls in order on one thread; after a failure nothing later runs (no orphan put)."""
-
-    def __init__(self, saver: Any, durability: str) -> None:
-        self.saver, self.inline = saver, durability == "sync"
-        # the saver can save a task's writes and the next checkpoint in one commit
-        self.joins_writes = hasattr(saver, "put_writes_and_checkpoint")
-        self.error: BaseException | None = None
-        self.worker = None if self.inline else concurrent.futures.ThreadPoolExecutor(1)
-        self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
-
-    def submit(self, verb: str, *args: Any) -> None:
-        if self.worker is None:
-            self.call(verb, args)
-        else:
-            self.last = self.worker.submit(self.call, verb, args)
-
-    def call(self, verb: str, args: tuple) -> None:
-        if self.error is None:
-            try:
-                getattr(self.saver, verb)(*args)
-            except BaseException as exc:  # kept, re-raised to the caller at flush
-                self.error = exc
-
-    def flush(self) -> None:
-        """Wait until every queued call is done; raise the first saver error."""
-        if self.last is not None:
-            self.last.result()
-        if self.error is not None:
-            raise self.error
-
-    def close(self) -> None:
-        """Flush and stop the worker (only the run that made the queue closes it)."""
-        if self.worker is not None:
-            self.worker.shutdown(wait=True)
-        self.flush()
-
-
-class AsyncSaves:
-    """Async twin of SyncSaves: each call is an asyncio task that first awaits the previous one."""
-
-    def __init__(self, saver: Any, durability: str) -> None:
-        self.saver, self.error = saver, None
-        self.joins_writes = hasattr(saver, "aput_writes_and_checkpoint")
-        self.last: asyncio.Future | None = None
-        self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
-
-    def submit(self, verb: str, *args: Any) -> None:
-        self.last = asyncio.ensure_future(self.call(self.last, verb, args))
-
-    async def call(self, previous: asyncio.Future | None, verb: str, args: tuple) -> None:
-        if previous is not None:
-            await previous
-        if self.error is None:
-            try:
-                await getattr(self.saver, "a" + verb)(*args)
-            except BaseException as exc:
-                self.error = exc
-
-    async def flush(self) -> None:
-        if self.last is not None:
-            await self.last
-        if self.error is not None:
-            raise self.error
-
-    close = flush  # nothing to shut down: each call is an asyncio task

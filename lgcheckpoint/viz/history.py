@@ -188,7 +188,7 @@ def graph_of(source: Any) -> Any:
 
 
 def assemble(tuples: list[Any], thread: dict, graph: Any, ns: str) -> History:
-    """Split the thread's tuples by namespace: ``ns`` is the history, the ones below it subgraphs."""
+    """Split the thread's tuples by namespace: ``ns`` is the history, those below it subgraphs."""
     thread_id = str(thread["configurable"]["thread_id"])
     by_ns: dict[str, list[Any]] = {}
     for t in tuples:

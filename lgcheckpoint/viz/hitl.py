@@ -1,39 +1,24 @@
 """HITLPanel: answer a thread's pending interrupts and watch the lineage grow.
 
-An interrupted task saved an ``__interrupt__`` write on the head checkpoint. The panel lists each
-interrupt's value and offers approve / reject / edit; each resumes the graph with
-``Command(resume=...)`` (one interrupt: the answer itself; several: ``{interrupt_id: answer}``).
-``Command`` comes from the graph's own package, so this works for LangGraph and lgcheckpoint graphs
-without importing either. Next: ``storage.py``.
+A thin view of ``Studio``: it lists each pending interrupt's value with approve / reject / edit,
+and a "continue" button when a breakpoint stopped the thread. Each answer goes through
+``Studio.answer``, which re-reads the thread first: a thread with nothing pending, or whose head
+moved since the panel was drawn, gets no answer, and the panel says so instead. ``Command`` comes
+from the graph's own package, so this works for LangGraph and lgcheckpoint graphs.
+Next: ``storage.py``.
 """
 
 from __future__ import annotations
 
 import html
-import importlib
-import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lgcheckpoint.viz.history import short
 from lgcheckpoint.viz.lineage import LineageGraph
+from lgcheckpoint.viz.studio import Refused, Studio, command_factory_for, parse_answer
 
-
-def command_factory_for(graph: Any) -> Callable[..., Any]:
-    """``Command`` from the package that built ``graph`` (langgraph.types, lgcheckpoint.types)."""
-    root = type(graph).__module__.split(".")[0]
-    try:
-        return importlib.import_module(f"{root}.types").Command
-    except (ImportError, AttributeError) as error:
-        raise TypeError(f"cannot find {root}.types.Command for {type(graph).__name__}; "
-                        "pass command_factory=YourCommand") from error
-
-
-def parse_answer(text: str) -> Any:
-    """An edited answer: JSON when it parses (numbers, dicts, true/false), else the plain text."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+__all__ = ["HITLPanel", "command_factory_for", "parse_answer"]
 
 
 class HITLPanel:
@@ -44,43 +29,51 @@ class HITLPanel:
         if not hasattr(graph, "invoke"):
             raise TypeError("HITLPanel needs a compiled graph with a checkpointer (it resumes it)")
         self.graph, self.config = graph, config
-        self.command_factory = command_factory or command_factory_for(graph)
+        self.studio = Studio(graph, config, command_factory=command_factory, approve=approve,
+                             reject=reject)
+        self.command_factory = self.studio.command_factory
         self.approve_value, self.reject_value = approve, reject
-        self.lineage = LineageGraph(graph, config)
+        self.lineage = LineageGraph(self.studio.history)
         self.last_result: Any = None
 
     @property
     def interrupts(self) -> list[Any]:
-        """Interrupts saved on the head checkpoint and not yet answered."""
-        head = self.lineage.history.head
-        if head is None:
-            return []
-        # a task that finished after its interrupt saved regular writes: that one is answered
-        return [i for t in head.tasks if not t.regular for i in t.interrupts]
+        """Interrupts saved on the head checkpoint (as last read) and not yet answered."""
+        return self.studio.pending
 
-    def resume(self, answer: Any, interrupt_id: str | None = None) -> Any:
-        """Resume the thread with one answer; return what the graph returned."""
-        pending = self.interrupts
-        if not pending:
-            raise ValueError("nothing to answer: the thread has no pending interrupt")
-        value = {interrupt_id or pending[0].id: answer} if len(pending) > 1 else answer
-        self.last_result = self.graph.invoke(self.command_factory(resume=value), self.config)
-        self.lineage.refresh()
-        return self.last_result
+    def _after(self, result: Any) -> Any:
+        self.last_result = result
+        self.lineage.history = self.studio.history
+        return result
+
+    def resume(self, answer: Any, interrupt_id: str | None = None,
+               expected_head: str | None = None) -> Any:
+        """Resume the thread with one answer; ``Refused`` (a ValueError) when none is pending."""
+        pending = self.studio.pending
+        if interrupt_id is None and len(pending) > 1:  # the old default: the first one
+            interrupt_id = getattr(pending[0], "id", None)
+        try:
+            return self._after(self.studio.answer(answer, interrupt_id, expected_head))
+        finally:  # a refusal re-read the thread too: show what is there now
+            self.lineage.history = self.studio.history
 
     @property
     def paused_before(self) -> list[str]:
-        """Nodes a static breakpoint (interrupt_before) stopped in front of: nothing to answer."""
-        head = self.lineage.history.head
-        return [] if head is None or self.interrupts else head.waiting
+        """Nodes a breakpoint (interrupt_before) stopped in front of: nothing to answer."""
+        return self.studio.breakpoint_stop
 
-    def proceed(self) -> Any:
-        """Continue a thread paused by a breakpoint: ``invoke(None, config)``."""
-        if not self.paused_before:
-            raise ValueError("the thread is not paused in front of a node")
-        self.last_result = self.graph.invoke(None, self.config)
-        self.lineage.refresh()
-        return self.last_result
+    def proceed(self, expected_head: str | None = None) -> Any:
+        """Continue a thread paused by a breakpoint (the graph's own breakpoints stay set)."""
+        expected = expected_head or self.studio.drawn_head
+        self.studio.reload()
+        if not self.studio.breakpoint_stop:
+            self.studio.message = ("refused: the thread is not paused in front of a node. "
+                                   "Nothing was written.")
+            raise Refused(self.studio.message)
+        try:
+            return self._after(self.studio.run(expected_head=expected))
+        finally:
+            self.lineage.history = self.studio.history
 
     def __repr__(self) -> str:
         return f"HITLPanel({len(self.interrupts)} pending interrupt(s))"
@@ -101,13 +94,18 @@ class HITLPanel:
         status.add_class("lgc-hitl-status")
         lineage = self.lineage.widget()
         rows = w.VBox()
+        drawn = {"head": self.studio.drawn_head}  # what the rows were drawn from
 
         def answer(value: Any, interrupt_id: str | None):
             try:
-                result = self.resume(value, interrupt_id) if interrupt_id is not None \
-                    else self.proceed()
+                if interrupt_id is None:
+                    result = self.proceed(drawn["head"])
+                else:
+                    result = self.resume(value, interrupt_id, drawn["head"])
                 status.value = (f"resumed with {html.escape(short(value))}: "
                                 f"{html.escape(short(result, 120))}")
+            except Refused as refusal:
+                status.value = f"<span style='color:#b00'>{html.escape(str(refusal))}</span>"
             except Exception as error:  # noqa: BLE001 - show the user, keep the panel alive
                 status.value = f"<span style='color:#b00'>{html.escape(repr(error))}</span>"
             lineage.reload()
@@ -115,8 +113,7 @@ class HITLPanel:
 
         def row(interrupt: Any):
             iid = getattr(interrupt, "id", "")
-            text = w.Text(value=json.dumps(getattr(interrupt, "value", None), default=str),
-                          description="edit")
+            text = w.Text(value=json_text(getattr(interrupt, "value", None)), description="edit")
             buttons = [w.Button(description="approve", button_style="success"),
                        w.Button(description="reject", button_style="danger"),
                        w.Button(description="send edit")]
@@ -133,6 +130,7 @@ class HITLPanel:
             return w.HBox([w.HTML(f"paused before {html.escape(', '.join(nodes))}"), go])
 
         def draw():
+            drawn["head"] = self.studio.drawn_head
             rows.children = ([row(i) for i in self.interrupts]
                              or ([paused_row(self.paused_before)] if self.paused_before else [])
                              or [w.HTML("no pending interrupt")])
@@ -141,3 +139,9 @@ class HITLPanel:
         panel = viewer_box("HITLPanel", [rows, status, lineage])
         panel.add_class("lgc-hitl")
         return panel
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, default=str)

@@ -12,10 +12,17 @@ import html
 from typing import Any
 
 from lgcheckpoint.viz.history import History, Step, load_history, short
-from lgcheckpoint.viz.render import DotView, quote
+from lgcheckpoint.viz.palette import (
+    SOURCE_FILLS,
+    STRONG_BLUE,
+    STRONG_ORANGE,
+    STRONG_RED,
+    WHITE,
+)
+from lgcheckpoint.viz.render import DotView, graph_header, quote
 
-SOURCE_COLOURS = {"input": "#dbeafe", "loop": "#e5e7eb", "update": "#fef3c7", "fork": "#ede9fe"}
-INTERRUPT_COLOUR, ERROR_COLOUR, SELECTED_COLOUR = "#d97706", "#dc2626", "#fde047"
+SOURCE_COLOURS = SOURCE_FILLS  # fill by source: input blue, loop grey, update green, fork violet
+INTERRUPT_COLOUR, ERROR_COLOUR, SELECTED_COLOUR = STRONG_ORANGE, STRONG_RED, STRONG_BLUE
 
 
 def as_history(source: Any, config: dict | None = None, graph: Any = None) -> History:
@@ -50,15 +57,18 @@ def error_text(error: Any) -> str:
 
 
 def node_attrs(step: Step, selected: bool) -> str:
-    """Fill by source; a coloured border for interrupts and errors; a thick one for the head."""
-    fill = SELECTED_COLOUR if selected else SOURCE_COLOURS.get(step.source, "#ffffff")
+    """Fill by source; a red border for errors, orange for interrupts, thick blue when selected,
+    thick for the head."""
+    fill = SOURCE_COLOURS.get(step.source, WHITE)
     attrs = [f"label={quote(step_label(step))}", f'fillcolor="{fill}"']
-    if step.errors:
-        attrs += [f'color="{ERROR_COLOUR}"', "penwidth=2"]
+    if selected:
+        attrs += [f'color="{SELECTED_COLOUR}"', "penwidth=4"]
+    elif step.errors:
+        attrs += [f'color="{ERROR_COLOUR}"', "penwidth=2.5"]
     elif step.interrupts:
-        attrs += [f'color="{INTERRUPT_COLOUR}"', "penwidth=2"]
-    if step.is_head:
-        attrs += ["penwidth=3"]
+        attrs += [f'color="{INTERRUPT_COLOUR}"', "penwidth=2.5"]
+    if step.is_head and not selected:
+        attrs += ["penwidth=3.5"]
     return ", ".join(attrs)
 
 
@@ -77,15 +87,13 @@ def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str)
 
 def lineage_dot(history: History, selected: str | None = None, subgraphs: bool = True) -> str:
     """Deterministic DOT text for the lineage (same history -> same text)."""
-    lines = ["digraph lineage {", '  rankdir=TB; bgcolor="transparent";',
-             '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
-             '  edge [fontname="Helvetica", fontsize=9];']
+    lines = graph_header("lineage")
     lines += steps_dot(history.steps, "", selected, "  ")
     ids = {s.checkpoint_id: s.key for s in history.steps}
     for i, (ns, sub) in enumerate(sorted(history.subgraphs.items()) if subgraphs else []):
         node = ns.split(":", 1)[0]
         lines += [f"  subgraph cluster_s{i} {{", f"    label={quote('subgraph ' + node)};",
-                  '    style="dashed"; fontname="Helvetica"; fontsize=10;']
+                  '    style="dashed";']
         lines += steps_dot(sub.steps, f"s{i}", selected, "    ")
         lines.append("  }")
         if sub.steps:  # the enclosing checkpoint the subgraph ran under
@@ -178,6 +186,6 @@ class LineageGraph(DotView):
 
         view.observe(show, names="selected")
         show()
-        box = viewer_box("LineageGraph", [view, details])
+        box = viewer_box("LineageGraph", [view, details], static=self.png)
         box.reload = reload  # HITLPanel calls this after resuming
         return box

@@ -11,9 +11,13 @@ import html
 from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.history import History, Step, channel_target, is_packet, short
-from lgcheckpoint.viz.lineage import as_history, step_label
+from lgcheckpoint.viz.lineage import as_history
+from lgcheckpoint.viz.palette import MEANING
 from lgcheckpoint.viz.render import DotView, dot_to_svg, missing_engine_html
 from lgcheckpoint.viz.topology import graph_topology, inferred_topology, topology_dot
+
+FRAME_LEGEND = ("yellow: ran in this step (its writes are the changes)\n"
+                f"red: {MEANING['red']}; red arrow: the route just taken")
 
 
 class Frame(NamedTuple):
@@ -52,8 +56,9 @@ class SuperStepPlayer(DotView):
         self.index = len(self.frames) - 1 if index is None else index
 
     def frame_dot(self, index: int) -> str:
+        """The topology coloured for this frame, with the frame in words as its caption."""
         f = self.frames[index]
-        caption = "checkpoint written: " + step_label(f.step).replace("\n", " | ")
+        caption = self.frame_text(index) + "\n" + FRAME_LEGEND
         return topology_dot(self.topology, running=f.ran, next_nodes=f.step.next, fired=f.fired,
                             caption=caption)
 
@@ -64,8 +69,8 @@ class SuperStepPlayer(DotView):
     def frame_text(self, index: int) -> str:
         """The frame in words (used by tests and shown under the drawing)."""
         f = self.frames[index]
-        lines = [f"frame {index + 1}/{len(self.frames)}: {f.step.key} step {f.step.step} "
-                 f"({f.step.source})", "ran: " + (", ".join(f.ran) or "-")]
+        lines = [(f"frame {index + 1}/{len(self.frames)}: {f.step.key} step {f.step.step} "
+                 f"({f.step.source})"), "ran: " + (", ".join(f.ran) or "-")]
         lines += [f"  {task} wrote {channel} = {short(value)}" for task, channel, value in f.writes]
         lines.append("moved: " + (", ".join(f"{c} {a}->{b}" for c, a, b in f.moved) or "-"))
         lines.append("next: " + (", ".join(f.step.next) or "-"))
@@ -73,15 +78,12 @@ class SuperStepPlayer(DotView):
         return "\n".join(lines)
 
     def frame_html(self, index: int) -> str:
+        """The frame's drawing (its caption is the frame in words), or the text without Graphviz."""
         try:
-            svg = dot_to_svg(self.frame_dot(index))
+            return f"<div>{dot_to_svg(self.frame_dot(index))}</div>"
         except RuntimeError as error:
-            svg = missing_engine_html(error)
-        return f"<div>{svg}<pre>{html.escape(self.frame_text(index))}</pre></div>"
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        """Statically, one frame: the drawing and the frame's text under it."""
-        return {"text/html": self.frame_html(self.index), "text/plain": repr(self)}
+            return (f"<div>{missing_engine_html(error)}"
+                    f"<pre>{html.escape(self.frame_text(index))}</pre></div>")
 
     def __repr__(self) -> str:
         return f"SuperStepPlayer({len(self.frames)} frames, showing {self.index + 1})"
@@ -105,4 +107,4 @@ class SuperStepPlayer(DotView):
             view.value = self.frame_html(self.index)
 
         slider.observe(show, names="value")
-        return viewer_box("SuperStepPlayer", [w.HBox([play, slider]), view])
+        return viewer_box("SuperStepPlayer", [w.HBox([play, slider]), view], static=self.png)

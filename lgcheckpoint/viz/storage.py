@@ -13,7 +13,12 @@ import html
 import json
 from typing import Any, NamedTuple
 
+from lgcheckpoint.viz.grid import Grid, grid_png
 from lgcheckpoint.viz.history import History, load_history, version_number
+from lgcheckpoint.viz.palette import CELL_CSS, INK, PAPER, TABLE_CSS, WHITE
+
+TEXT_CSS = f"color:{INK};background:{PAPER};font-size:14px;padding:2px"
+MAX_ROWS = 60
 
 SQL_TABLES = {"sqlite": ["checkpoints", "writes"],  # what sql_rows reads, in display order
               "postgres": ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]}
@@ -64,18 +69,19 @@ def memory_rows(saver: Any, thread_id: str) -> dict[str, list[dict]]:
     for ns, by_id in saver.storage.get(thread_id, {}).items():
         for cid, stored in by_id.items():
             (ctype, cbytes), (_, mbytes), parent = stored[0], stored[1], stored[2]
-            rows["storage"].append(dict(checkpoint_ns=ns, checkpoint_id=cid,
-                                        parent_checkpoint_id=parent, type=ctype,
-                                        checkpoint=cbytes, metadata=mbytes))
+            rows["storage"].append({"checkpoint_ns": ns, "checkpoint_id": cid,
+                                    "parent_checkpoint_id": parent, "type": ctype,
+                                    "checkpoint": cbytes, "metadata": mbytes})
     for (thread, ns, cid), writes in saver.writes.items():
         if thread == thread_id:
             for (task_id, idx), w in writes.items():
-                rows["writes"].append(dict(checkpoint_ns=ns, checkpoint_id=cid, task_id=task_id,
-                                           idx=idx, channel=w[1], type=w[2][0], value=w[2][1]))
+                rows["writes"].append({"checkpoint_ns": ns, "checkpoint_id": cid,
+                                       "task_id": task_id, "idx": idx, "channel": w[1],
+                                       "type": w[2][0], "value": w[2][1]})
     for key, typed in saver.blobs.items():
         if key[0] == thread_id:
-            rows["blobs"].append(dict(checkpoint_ns=key[1], channel=key[2], version=key[3],
-                                      type=typed[0], blob=typed[1]))
+            rows["blobs"].append({"checkpoint_ns": key[1], "channel": key[2],
+                                  "version": key[3], "type": typed[0], "blob": typed[1]})
     return rows
 
 
@@ -162,33 +168,61 @@ class StorageView:
         return (f"StorageView({self.kind}: {counts}; {total} bytes; "
                 f"{self.blobs_shared} blob references shared)")
 
-    def summary_html(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in SUMMARY_COLUMNS)
-        body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in c) + "</tr>"
-                       for c in self.per_checkpoint)
+    def note(self) -> str:
         if self.kind == "sqlite":
-            note = "SQLite keeps every channel value inside each checkpoint row: nothing is shared."
-        else:
-            note = (f"{self.blobs_shared} blob references point at values an earlier "
-                    "checkpoint stored.")
-        return f'<table class="lgc-storage">{head}{body}</table><p>{note}</p>'
+            return "SQLite keeps every channel value inside each checkpoint row: nothing is shared."
+        return f"{self.blobs_shared} blob references point at values an earlier checkpoint stored."
+
+    def summary_rows(self) -> list[CheckpointBytes]:
+        """The newest MAX_ROWS checkpoints: a static view stays small on a huge thread."""
+        return self.per_checkpoint[-MAX_ROWS:]
+
+    def summary_html(self) -> str:
+        head = "".join(f'<th style="{CELL_CSS}">{h}</th>' for h in SUMMARY_COLUMNS)
+        body = "".join("<tr>" + "".join(f'<td style="{CELL_CSS}">{html.escape(str(v))}</td>'
+                                        for v in c) + "</tr>" for c in self.summary_rows())
+        hidden = len(self.per_checkpoint) - len(self.summary_rows())
+        more = f"<br>{hidden} older checkpoints not shown" if hidden else ""
+        return (f'<table class="lgc-storage" style="{TABLE_CSS}"><tr>{head}</tr>{body}</table>'
+                f'<p style="{TEXT_CSS}">{html.escape(self.note())}{more}</p>')
 
     def table_html(self, table: str, limit: int = 50) -> str:
         """One table's rows as stored (ids labelled with their cN, bytes as sizes)."""
         keys = {s.checkpoint_id: s.key for s in self.history.steps}
         rows, total = self.tables[table][:limit], len(self.tables[table])
+        name = html.escape(table)
         if not rows:
-            return f"<p>{table}: no rows</p>"
+            return f'<p style="{TEXT_CSS}">{name}: no rows</p>'
         cols = list(rows[0])
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(cell_text(r[c], keys))}</td>"
-                                        for c in cols) + "</tr>" for r in rows)
-        more = f"<p>… {total - limit} more rows</p>" if total > limit else ""
-        return (f"<p><b>{table}</b> ({total} rows)</p><table><tr>"
-                + "".join(f"<th>{c}</th>" for c in cols) + f"</tr>{body}</table>{more}")
+        body = "".join("<tr>" + "".join(
+            f'<td style="{CELL_CSS}">{html.escape(cell_text(r[c], keys))}</td>' for c in cols)
+            + "</tr>" for r in rows)
+        more = f'<p style="{TEXT_CSS}">… {total - limit} more rows</p>' if total > limit else ""
+        return (f'<p style="{TEXT_CSS}"><b>{name}</b> ({total} rows)</p>'
+                f'<table style="{TABLE_CSS}"><tr>'
+                + "".join(f'<th style="{CELL_CSS}">{html.escape(str(c))}</th>' for c in cols)
+                + f"</tr>{body}</table>{more}")
 
     def _repr_html_(self) -> str:
-        return (f"<div class='lgc-storage-view'><b>{self.kind} saver</b>{self.summary_html()}"
-                + "".join(self.table_html(t) for t in self.tables) + "</div>")
+        return (f"<div class='lgc-storage-view' style='{TEXT_CSS}'><b>{self.kind} saver</b>"
+                f"{self.summary_html()}" + "".join(self.table_html(t) for t in self.tables)
+                + "</div>")
+
+    def png(self) -> bytes:
+        """Bytes per checkpoint as a picture (the rows themselves stay in the HTML)."""
+        rows = self.summary_rows()
+        hidden = len(self.per_checkpoint) - len(rows)
+        notes = [self.note()] + ([f"{hidden} older checkpoints not shown"] if hidden else [])
+        counts = ", ".join(f"{t}: {len(r)} rows" for t, r in self.tables.items())
+        return grid_png(Grid(
+            title=f"{self.kind} saver, bytes per checkpoint ({counts})",
+            columns=list(SUMMARY_COLUMNS[1:]), rows=[c.key for c in rows],
+            cells=[[str(v) for v in c[1:]] for c in rows],
+            fills=[[WHITE] * (len(SUMMARY_COLUMNS) - 1) for _ in rows], legend=[], notes=notes))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self._repr_html_(), "image/png": self.png(),
+                "text/plain": repr(self)}
 
     def widget(self):
         """Pick the summary or one table."""
@@ -204,14 +238,18 @@ class StorageView:
             out.value = self.table_html(name) if name in self.tables else self.summary_html()
 
         pick.observe(show, names="value")
-        return viewer_box("StorageView", [pick, out])
+        return viewer_box("StorageView", [pick, out], static=self.png)
 
 
 def cell_text(value: Any, keys: dict[str, str]) -> str:
-    """Checkpoint ids get their cN name beside them; bytes show their size, not their content."""
+    """Checkpoint ids get their cN name beside them; bytes show their size, not their content;
+    long text is cut before it is dumped (a value may be 100 MB)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"<{len(value)} bytes>"
     if isinstance(value, str) and value in keys:
         return f"{keys[value]} ({value[:8]}…)"
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if isinstance(value, str):
+        text = value[:81]
+    else:
+        text = json.dumps(value, default=str)[:81]
     return text if len(text) <= 80 else text[:79] + "…"

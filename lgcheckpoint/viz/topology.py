@@ -8,9 +8,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.history import History, channel_target, is_packet
-from lgcheckpoint.viz.render import DotView, quote
+from lgcheckpoint.viz.palette import RED, STRONG_RED, YELLOW
+from lgcheckpoint.viz.render import DotView, graph_header, quote
 
-RUNNING, NEXT, FIRED = "#fca5a5", "#2563eb", "#dc2626"
+# yellow = ran in this step (its writes are the changes); red = fires: runs next; red edge = taken
+RUNNING, NEXT, FIRED = YELLOW, STRONG_RED, STRONG_RED
+NEXT_FILL = RED
 
 
 class Edge(NamedTuple):
@@ -52,18 +55,20 @@ def inferred_topology(history: History) -> Topology:
 
 
 def topology_dot(topo: Topology, running=(), next_nodes=(), fired=(), caption: str = "") -> str:
-    """Deterministic DOT: running nodes filled red, next nodes outlined blue, fired edges red."""
-    lines = ["digraph topology {", '  rankdir=TB; bgcolor="transparent";',
-             '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica",'
-             " fontsize=10];", '  edge [fontname="Helvetica", fontsize=9];']
+    """Deterministic DOT: nodes that ran filled yellow, next nodes red with a thick red border,
+    edges taken red. The caption is left-aligned text under the drawing."""
+    lines = graph_header("topology")
     if caption:
-        lines.append(f'  labelloc=b; fontname="Helvetica"; fontsize=10; label={quote(caption)};')
+        left_aligned = quote(caption + "\n", newline="\\l")  # \l ends a left-aligned line
+        lines.append(f"  labelloc=b; labeljust=l; label={left_aligned};")
     for n in topo.nodes:
         attrs = ["shape=oval"] if n in ("__start__", "__end__") else []
         if n in running:
             attrs.append(f'fillcolor="{RUNNING}"')
         if n in next_nodes:
-            attrs += [f'color="{NEXT}"', "penwidth=2.5"]
+            attrs += [f'color="{NEXT}"', "penwidth=3"]
+            if n not in running:
+                attrs.append(f'fillcolor="{NEXT_FILL}"')
         lines.append(f"  {quote(n)}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
     for e in topo.edges:
         attrs = ["style=dashed"] if e.conditional else []

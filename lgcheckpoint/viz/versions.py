@@ -3,22 +3,42 @@
 Every write bumps a channel's version; a node records in ``versions_seen`` the versions of its
 trigger channels when it runs. The table shows the first fact per checkpoint (changed cells
 highlighted), the matrix the second: a trigger cell whose channel moved past what the node saw
-is why that node is in ``next``. Next: ``player.py`` steps through the same facts one super-step at a time.
+is why that node is in ``next``. Both draw a PNG (``grid.py``) beside their HTML.
+Next: ``player.py`` steps through the same facts one super-step at a time.
 """
 
 from __future__ import annotations
 
 import html
-import io
 from typing import Any
 
+from lgcheckpoint.viz.grid import Grid, grid_png
 from lgcheckpoint.viz.history import History, Step, is_node, short
 from lgcheckpoint.viz.lineage import as_history
+from lgcheckpoint.viz.palette import (
+    BLUE,
+    CELL_CSS,
+    INK,
+    ORANGE,
+    RED,
+    TABLE_CSS,
+    WHITE,
+    YELLOW,
+    css_cell,
+    legend,
+)
 
-CHANGED = "#fde68a"  # amber: this checkpoint wrote the channel
-BEHIND = "#fdba74"  # orange: a trigger channel moved past what the node saw
-FIRES = "#f87171"  # red: ...and it holds a value, so the node runs next
-TRIGGER = "#e0f2fe"  # light blue: one of the node's trigger channels, up to date
+CHANGED = YELLOW  # this checkpoint wrote the channel
+BEHIND = ORANGE  # a trigger channel moved past what the node saw (but holds no value yet)
+FIRES = RED  # ...and it holds a value, so the node runs next
+TRIGGER = BLUE  # one of the node's trigger channels, up to date
+MAX_ROWS = 60  # static pictures show the newest checkpoints; .widget() pages through the rest
+MAX_CHANNELS = 40  # columns beyond this are counted, not drawn
+
+
+def header_html(name: str) -> str:
+    """A channel name that may wrap after ':' and '+' (join:plan+work:review is long)."""
+    return html.escape(name).replace(":", ":<wbr>").replace("+", "+<wbr>")
 
 
 class ChannelVersionTable:
@@ -56,23 +76,68 @@ class ChannelVersionTable:
         return (f"ChannelVersionTable({len(self.rows)} checkpoints x {len(self.channels)} channels,"
                 f" showing {self.show})")
 
+    def text(self, step: Step, channel: str) -> str:
+        value = self.cell(step.key, channel)
+        if value is None:
+            return ""
+        return str(value) if self.show == "versions" else short(value, 24)
+
+    def shown(self) -> tuple[list[Step], list[str]]:
+        """The newest MAX_ROWS checkpoints and the first MAX_CHANNELS channels: bounded work."""
+        return self.rows[-MAX_ROWS:], self.channels[:MAX_CHANNELS]
+
+    def omitted(self) -> list[str]:
+        """Notes that say what the static picture leaves out, and how to see it."""
+        rows, channels = self.shown()
+        notes = []
+        if len(rows) < len(self.rows):
+            notes.append(f"{len(self.rows) - len(rows)} older checkpoints not shown "
+                         "(.widget() pages through them)")
+        if len(channels) < len(self.channels):
+            notes.append(f"{len(self.channels) - len(channels)} more channels not shown "
+                         "(pass channels=[...] to pick)")
+        return notes
+
     def _repr_html_(self) -> str:
+        rows, channels = self.shown()
         changed = self.changed
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.channels)
+        head = "".join(f'<th style="{CELL_CSS}">{header_html(c)}</th>' for c in channels)
         body = []
-        for step in self.rows:
+        for step in rows:
             tds = []
-            for c in self.channels:
-                value = self.cell(step.key, c)
-                text = ("" if value is None else str(value) if self.show == "versions"
-                        else short(value, 24))
-                style = f' style="background:{CHANGED}"' if (step.key, c) in changed else ""
-                mark = ' class="changed"' if style else ""
-                tds.append(f"<td{mark}{style}>{html.escape(text)}</td>")
+            for c in channels:
+                hit = (step.key, c) in changed
+                style = f"{CELL_CSS};{css_cell(CHANGED if hit else WHITE)}"
+                mark = ' class="changed"' if hit else ""
+                tds.append(f'<td{mark} style="{style}">{html.escape(self.text(step, c))}</td>')
             label = html.escape(f"{step.key} · step {step.step} · {step.source}")
-            body.append(f"<tr><th>{label}</th>{''.join(tds)}</tr>")
-        return (f'<table class="lgc-table"><thead><tr><th>checkpoint</th>{head}</tr></thead>'
+            body.append(f'<tr><th style="{CELL_CSS};white-space:nowrap">{label}</th>'
+                        f"{''.join(tds)}</tr>")
+        notes = "".join(f"<br>{html.escape(n)}" for n in self.omitted())
+        caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK}">'
+                   f"{legend('yellow')}{notes}</caption>")
+        return (f'<table class="lgc-table" style="{TABLE_CSS}">{caption}<thead><tr>'
+                f'<th style="{CELL_CSS}">checkpoint</th>{head}</tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table>")
+
+    def grid(self) -> Grid:
+        rows, channels = self.shown()
+        thread = self.history.thread_id
+        changed = self.changed
+        return Grid(
+            title=f"channel {self.show} per checkpoint (thread {short(thread, 40)})",
+            columns=channels, rows=[f"{s.key} · step {s.step} · {s.source}" for s in rows],
+            cells=[[self.text(s, c) for c in channels] for s in rows],
+            fills=[[CHANGED if (s.key, c) in changed else WHITE for c in channels] for s in rows],
+            legend=["yellow"], notes=self.omitted())
+
+    def png(self) -> bytes:
+        return grid_png(self.grid())
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """HTML for a trusted notebook; the same table as PNG for untrusted ones and GitHub."""
+        return {"text/html": self._repr_html_(), "image/png": self.png(),
+                "text/plain": repr(self)}
 
     def widget(self):
         """The table with a versions/values toggle."""
@@ -88,7 +153,7 @@ class ChannelVersionTable:
             out.value = self._repr_html_()
 
         toggle.observe(flip, names="value")
-        return viewer_box("ChannelVersionTable", [toggle, out])
+        return viewer_box("ChannelVersionTable", [toggle, out], static=self.png)
 
 
 class VersionsSeenMatrix:
@@ -99,7 +164,7 @@ class VersionsSeenMatrix:
         self.history: History = as_history(source, config, graph)
         if not self.history.steps:
             raise ValueError("this thread has no checkpoints yet: run the graph first")
-        self.step = self.history[key] if key else self.history.head
+        self.step = self.history[key] if key else firing_step(self.history)
         triggers = self.history.node_triggers
         self.nodes = sorted(set(triggers) | {n for n in self.step.versions_seen if is_node(n)})
         cols = set(self.step.channel_versions)
@@ -126,7 +191,7 @@ class VersionsSeenMatrix:
             return FIRES
         if (node, channel) in self.behind:
             return BEHIND
-        return TRIGGER if channel in self.triggers[node] else "#ffffff"
+        return TRIGGER if channel in self.triggers[node] else WHITE
 
     def text(self) -> str:
         """The matrix as text: seen/current per cell; * = the node is behind, ! = it fires."""
@@ -146,43 +211,28 @@ class VersionsSeenMatrix:
         size = f"{len(self.nodes)} nodes x {len(self.channels)} channels"
         return f"VersionsSeenMatrix({self.step.key}: {size})"
 
-    def png(self) -> bytes:
-        """A matplotlib drawing: one cell per (node, channel), 'seen / current', coloured."""
-        from matplotlib.figure import Figure
+    def grid(self) -> Grid:
+        """Row 'current' holds each channel's version; a node's row, the version it saw."""
+        channels = self.channels[:MAX_CHANNELS]
+        cells = [[str(self.current[c] or "-") for c in channels]]
+        fills = [[WHITE] * len(channels)]
+        for n in self.nodes:
+            cells.append([str(self.seen[n][c] or 0)
+                          if self.seen[n][c] is not None or c in self.triggers[n] else ""
+                          for c in channels])
+            fills.append([self.colour(n, c) for c in channels])
+        more = len(self.channels) - len(channels)
+        notes = ["cell = the version the node saw; top row = the channel's version now"]
+        notes += [f"{more} more channels not shown"] if more else []
+        return Grid(
+            title=(f"versions_seen at {self.step.key} (step {self.step.step}): "
+                   f"next = {', '.join(self.step.next) or '-'}"),
+            columns=channels, rows=["current", *self.nodes], cells=cells, fills=fills,
+            legend=["red", "orange", "blue"], notes=notes)
 
-        # fixed margins (inches) instead of bbox_inches="tight", which draws everything twice
-        longest = max([len(c) for c in self.channels] + [8])  # rotated names need room
-        left = 0.4 + 0.07 * max([len(n) for n in self.nodes] + [7])
-        top, bottom, cell_w, cell_h = 0.4 + 0.035 * longest, 0.6, 0.9, 0.45
-        width = left + cell_w * len(self.channels) + 0.05 * longest
-        height = top + cell_h * (len(self.nodes) + 1) + bottom
-        fig = Figure(figsize=(max(width, 6.5), height))
-        ax = fig.add_axes((left / max(width, 6.5), bottom / height,
-                           cell_w * len(self.channels) / max(width, 6.5),
-                           cell_h * (len(self.nodes) + 1) / height))
-        ax.set_xlim(0, len(self.channels)), ax.set_ylim(len(self.nodes) + 1, 0)
-        ax.axis("off")
-        ax.text(-0.1, 0.5, "current", ha="right", va="center", fontsize=8, style="italic")
-        for j, c in enumerate(self.channels):  # names above, then a row of current versions
-            ax.text(j + 0.3, -0.1, c, ha="left", va="bottom", fontsize=7, rotation=35)
-            ax.add_patch(_rect(fig, j, 0, "#f3f4f6"))
-            ax.text(j + 0.5, 0.5, str(self.current[c] or "-"), ha="center", va="center", fontsize=8)
-        for i, n in enumerate(self.nodes, start=1):
-            ax.text(-0.1, i + 0.5, n, ha="right", va="center", fontsize=8)
-            for j, c in enumerate(self.channels):
-                ax.add_patch(_rect(fig, j, i, self.colour(n, c)))
-                seen = self.seen[n][c]
-                if seen is not None or c in self.triggers[n]:
-                    ax.text(j + 0.5, i + 0.5, str(seen or 0), ha="center", va="center", fontsize=8)
-        ax.set_xlabel("")
-        fig.suptitle(f"{self.step.key} (step {self.step.step}): versions_seen vs current; next = "
-                     f"{', '.join(self.step.next) or '-'}\n"
-                     "red: moved past what the node saw and runs next;"
-                     " orange: moved, not available; blue: trigger, up to date",
-                     fontsize=8, y=0.02, va="bottom")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=80)
-        return buf.getvalue()
+    def png(self) -> bytes:
+        """The matrix as a picture: one cell per (node, channel), coloured by the palette."""
+        return grid_png(self.grid())
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/png": self.png(), "text/plain": repr(self)}
@@ -203,10 +253,13 @@ class VersionsSeenMatrix:
             image.value, text.value = other.png(), f"<pre>{html.escape(other.text())}</pre>"
 
         pick.observe(show, names="value")
-        return viewer_box("VersionsSeenMatrix", [pick, image, text])
+        return viewer_box("VersionsSeenMatrix", [pick, image, text], static=self.png)
 
 
-def _rect(fig, x: int, y: int, colour: str):
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="#9ca3af", linewidth=0.5)
+def firing_step(history: History) -> Step:
+    """The newest checkpoint on the head's branch where a trigger makes some node run (the
+    head itself when it has one): where the matrix explains something."""
+    for step in reversed(history.branch_steps()):
+        if step.triggered:
+            return step
+    return history.head

@@ -7,6 +7,8 @@ interactive viewers inline the SVG in this small widget; clicking a Graphviz nod
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anywidget
 import ipywidgets
 import traitlets
@@ -44,13 +46,30 @@ class SvgView(anywidget.AnyWidget):
 
 
 class ViewerBox(ipywidgets.VBox):
-    """A VBox whose text repr is the viewer's name: stable text for nbval, not a page of HTML."""
+    """A VBox whose text repr is the viewer's name (stable text for nbval) and whose output also
+    carries a PNG of the viewer: what a saved notebook shows where widgets do not render
+    (untrusted, GitHub, nbviewer)."""
 
     viewer = traitlets.Unicode("")
+
+    def __init__(self, children, viewer: str, static: Callable[[], bytes] | None = None):
+        super().__init__(children, viewer=viewer)
+        self.static = static
 
     def __repr__(self) -> str:
         return f"{self.viewer} widget"
 
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None and self.static is not None:
+            try:
+                bundle["image/png"] = self.static()
+            except RuntimeError:  # no Graphviz: the widget itself says how to install it
+                pass
+        return bundle
 
-def viewer_box(name: str, children: list) -> ViewerBox:
-    return ViewerBox(children, viewer=name)
+
+def viewer_box(name: str, children: list,
+               static: Callable[[], bytes] | None = None) -> ViewerBox:
+    """The box every viewer's ``.widget()`` returns; ``static`` draws its PNG fallback."""
+    return ViewerBox(children, viewer=name, static=static)

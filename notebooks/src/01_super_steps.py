@@ -56,6 +56,17 @@ for snap in history:
     print(f"step {snap.metadata['step']:>2}  source={snap.metadata['source']:<5}  next={snap.next}")
 
 # %% [markdown]
+# The same history as a picture: each blue line is a checkpoint, and the yellow boxes right of it are
+# the tasks of the super-step that starts there. The next checkpoint is taken only when every box of
+# the step has finished.
+
+# %%
+from lgcheckpoint.course_pictures import super_steps
+from lgcheckpoint.viz import load_history
+
+super_steps(load_history(graph, config))
+
+# %% [markdown]
 # `left` and `right` appear together in one `next`: they are two **tasks of the same super-step**.
 # Neither sees the other's write; both writes land at the boundary, which is why `log` needs a
 # reducer (`operator.add`). The join `merge` runs only in the step after both finished.
@@ -75,9 +86,29 @@ for chunk in graph.stream({"log": []}, {"configurable": {"thread_id": "steps-2"}
 
 # %% [markdown]
 # ## Exercises
-# 1. Add a node `audit` that also runs after `fetch`, in parallel with `left` and `right`.
-#    How many tasks does the super-step after `fetch` have now? Check it with `get_state_history`.
-# 2. Without a reducer on `log`, what error do you expect when `left` and `right` both write? Why?
+
+# %% [markdown]
+# ### Exercise 1 · A third parallel task
+# Build `g2`: the same graph plus a node `audit` that also runs after `fetch`, in parallel with
+# `left` and `right`, and that `merge` also waits for. Run it on `cfg2`. How many tasks does the
+# super-step after `fetch` have now? (`get_state_history` will tell you.)
+
+# %%
+g2, cfg2 = None, {"configurable": {"thread_id": "ex1"}}  # your answer: build and run g2
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def check_1():
+    check(lambda: "audit" in g2.nodes
+          and any(len(s.next) == 3 for s in g2.get_state_history(cfg2))
+          and g2.get_state(cfg2).values["log"][-1] == "merge",
+          "add audit with add_edge('fetch', 'audit'), join it in add_edge([...], 'merge'), "
+          "compile with a checkpointer and invoke on cfg2")
+
+
+check_1()
 
 # %% [solution]
 b2 = StateGraph(State)
@@ -88,9 +119,60 @@ for name in ["left", "right", "audit"]:
     b2.add_edge("fetch", name)
 b2.add_edge(["left", "right", "audit"], "merge")
 g2 = b2.compile(checkpointer=InMemorySaver())
-cfg2 = {"configurable": {"thread_id": "ex1"}}
 g2.invoke({"log": []}, cfg2)
-steps = [s.next for s in list(g2.get_state_history(cfg2))[::-1]]
-print(steps)
-assert ("left", "right", "audit") in steps  # tasks are listed in the order nodes were added
-# 2: an InvalidUpdateError -- a plain (LastValue) channel accepts one write per step.
+print([s.next for s in list(g2.get_state_history(cfg2))[::-1]])  # 3 tasks in the second step
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · Without a reducer
+# Declare `log` as a plain `list[str]` (no reducer), run the fan-out graph, and keep the exception
+# in `caught`. Why can the step not finish?
+
+# %%
+caught = None  # your answer
+
+# %% [check]
+from lgcheckpoint.errors import InvalidUpdateError
+
+
+def check_2():
+    check(lambda: isinstance(caught, InvalidUpdateError) and "log" in str(caught),
+          "a State with `log: list[str]`, the same edges, invoke inside try/except and keep the error")
+
+
+check_2()
+
+# %% [solution]
+class Plain(TypedDict):
+    log: list[str]  # LastValue: one value per step
+
+
+def plain_node(name):  # no `state: State` annotation: that would bring State's reducer back
+    return lambda state: {"log": [name]}
+
+
+b3 = StateGraph(Plain)
+for name in ["fetch", "left", "right", "merge"]:
+    b3.add_node(name, plain_node(name))
+b3.add_edge(START, "fetch")
+b3.add_edge("fetch", "left")
+b3.add_edge("fetch", "right")
+b3.add_edge(["left", "right"], "merge")
+try:
+    b3.compile().invoke({"log": []})
+except InvalidUpdateError as err:
+    caught = err
+print(str(caught).splitlines()[0])
+print("left and right write `log` in the same step; a LastValue channel keeps one value per step")
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `PregelLoop.run` is the super-step loop on one screen; `tick` is one step's plan; and
+# `prepare_next_tasks` decides which nodes the next step runs.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("pregel/loop.py: PregelLoop.run", "pregel/loop.py: PregelLoop.tick",
+            "pregel/algo.py: prepare_next_tasks")

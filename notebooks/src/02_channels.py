@@ -42,6 +42,7 @@ builder.add_edge(["wiki", "news"], END)
 graph = builder.compile(checkpointer=InMemorySaver())
 config = {"configurable": {"thread_id": "channels"}}
 print(graph.invoke({"topic": "pregel", "facts": []}, config))
+first_run = len(list(graph.get_state_history(config)))  # checkpoints after one invoke
 
 # %% [markdown]
 # Both writes to `facts` happened in the same super-step, and `operator.add` folded them into the
@@ -60,6 +61,28 @@ for channel in sorted(saved.checkpoint["channel_versions"]):
 # * `topic` and `facts` are the state keys. An edge like `add_edge(["a", "b"], "c")` would add a
 #   `join:a+b:c` channel that waits for both `a` and `b` (chapter 01 has one).
 #
+# ## Versions move with every write
+# Each channel carries a **version**. A write at a step boundary gives the channel a new version
+# — one more than the highest version in the checkpoint — and a node is triggered when a channel it
+# listens to moves. Below, each column is a checkpoint of the thread and each cell is the version a
+# channel had there; yellow cells changed in the step that made that checkpoint:
+#
+# * `c0` (step -1): the input is written to `__start__` only;
+# * `c1` (step 0): the `__start__` task wrote `topic`, `facts` and the two edges `branch:to:…`;
+# * `c2` (step 1): `wiki` and `news` both wrote `facts` — one new version for two writes, because
+#   a channel's value (and version) changes once per step, whatever the number of writers.
+#
+# Two moves have no writer: `__start__` at `c1` and the `branch:to:…` channels at `c2`. A trigger
+# channel is *consumed* once the node it woke has run (it is cleared, so it cannot wake the node
+# again), and clearing is a change too, so it gets a new version.
+
+# %%
+from lgcheckpoint.course_pictures import versions_moving
+from lgcheckpoint.viz import load_history
+
+versions_moving(load_history(graph, config))
+
+# %% [markdown]
 # ## Two writes to a LastValue channel
 # If two parallel nodes both write `topic`, the channel cannot pick one: the step fails with a
 # clear error that names the channel and the fix.
@@ -85,8 +108,27 @@ except InvalidUpdateError as err:
 
 # %% [markdown]
 # ## Exercises
-# 1. Give `topic` a reducer that keeps the longer string, so the graph above no longer fails.
-# 2. What does `facts` hold after invoking the first graph twice on the same thread? Why?
+
+# %% [markdown]
+# ### Exercise 1 · A reducer of your own
+# Give `topic` a reducer that keeps the longer string, so two parallel writers no longer fail:
+# build a graph whose nodes `a` and `b` write `"AAA"` and `"B"` to `topic` in the same step, and
+# keep its result (`.invoke({"topic": "x", "facts": []})`) in `fixed`.
+
+# %%
+fixed = None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def check_1():
+    check(lambda: fixed["topic"] == "AAA",
+          "class Fixed(TypedDict): topic: Annotated[str, longer] -- with longer(a, b) returning "
+          "the longer string; then the graph with nodes a and b from START")
+
+
+check_1()
 
 # %% [solution]
 def longer(a: str, b: str) -> str:
@@ -103,6 +145,40 @@ ok.add_node("a", lambda s: {"topic": "AAA"})
 ok.add_node("b", lambda s: {"topic": "B"})
 ok.add_edge(START, "a")
 ok.add_edge(START, "b")
-print(ok.compile().invoke({"topic": "x", "facts": []}))
-# 2: the reducer also folds the new input into the stored list: the old facts stay and new ones are added.
-print(len(graph.invoke({"topic": "pregel", "facts": []}, config)["facts"]))
+fixed = ok.compile().invoke({"topic": "x", "facts": []})
+print(fixed)
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · The same thread, twice
+# Invoke the first graph a second time on the same `config` with the same input, and put the number
+# of entries of `facts` afterwards in `n_facts`. Why is it not 2?
+
+# %%
+n_facts = None  # your answer
+
+# %% [check]
+def check_2():
+    check(lambda: len(list(graph.get_state_history(config))) > first_run
+          and n_facts == len(graph.get_state(config).values["facts"]),
+          "graph.invoke({'topic': 'pregel', 'facts': []}, config), then count the facts")
+
+
+check_2()
+
+# %% [solution]
+n_facts = len(graph.invoke({"topic": "pregel", "facts": []}, config)["facts"])
+print(n_facts, "facts: the reducer folds the new input ([]) and the new writes into the stored list;")
+print("the thread keeps its state between runs -- a new thread_id would start from nothing")
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `LastValue.update` refuses a second write in one step; `BinaryOperatorAggregate.update` folds
+# writes with the reducer; `apply_writes` hands each channel its writes and bumps its version.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("channels.py: LastValue.update", "channels.py: BinaryOperatorAggregate.update",
+            "pregel/algo.py: apply_writes")

@@ -8,7 +8,7 @@
 # | `v` | format version (LangGraph 1.2 writes 4) |
 # | `id` | a UUID v6: unique, and sorting ids sorts checkpoints by time |
 # | `ts` | when, for people (ISO 8601, UTC) |
-# | `channel_values` | the value of every channel that was ever written |
+# | `channel_values` | the value of every channel that *holds* a value now (see below) |
 # | `channel_versions` | the version of every channel: it grows on each write |
 # | `versions_seen` | for each node, the channel versions it has already run on |
 # | `updated_channels` | the channels written in the step that made this checkpoint |
@@ -41,6 +41,16 @@ saved = saver.get_tuple(config)
 print(type(saved).__name__, saved._fields)
 
 # %% [markdown]
+# ## One checkpoint, drawn
+# The latest checkpoint of this thread, as nested boxes: the `CheckpointTuple` the saver returned
+# (blue) around the `Checkpoint` dict (orange). Every line below is read from `saved`:
+
+# %%
+from lgcheckpoint.course_pictures import checkpoint_anatomy
+
+checkpoint_anatomy(saved)
+
+# %% [markdown]
 # ## The checkpoint, field by field
 # Versions are strings like `00000000000000000000000000000002.0.1234…` in the in-memory saver: the
 # integer part is the version, the random suffix only makes each write's version unique.
@@ -57,6 +67,17 @@ def show(checkpoint):
 
 
 show(saved.checkpoint)
+
+# %% [markdown]
+# Compare `channel_values` with `channel_versions`: `__start__` and `branch:to:think` have versions
+# but **no value**. `channel_values` holds only the channels that hold a value at this boundary;
+# a trigger channel is emptied once the node it woke has run (that emptying is why its version
+# moved), and an empty channel is left out. Its version stays, so the scheduler still knows it moved.
+
+# %%
+absent = sorted(set(saved.checkpoint["channel_versions"]) - set(saved.checkpoint["channel_values"]))
+print("versioned but empty:", absent)
+assert absent == ["__start__", "branch:to:think"]
 
 # %% [markdown]
 # ## Metadata: why this checkpoint exists
@@ -87,12 +108,99 @@ for cid in reversed(ids):
 # %% [markdown]
 # The input checkpoint has step -1, which is 16383 in 14 bits; the loop steps are 0 and 1.
 #
+# ## Paging through a thread: `list(config, before=, limit=)`
+# `list` yields newest first. `limit=n` stops after n; `before=` a checkpoint's config starts
+# strictly older than it — together they page through a long thread without loading all of it.
+# `filter=` keeps checkpoints whose metadata has the given key/value pairs.
+
+# %%
+newest = next(saver.list(config))
+page = list(saver.list(config, before=newest.config, limit=1))
+print("newest:", newest.metadata["step"], "| the one before it:", [t.metadata["step"] for t in page])
+print("loop checkpoints:", [t.metadata["step"] for t in saver.list(config, filter={"source": "loop"})])
+
+# %% [markdown]
+# ## What `get_state` makes of a checkpoint: the `StateSnapshot`
+# Applications rarely read checkpoints; they call `graph.get_state(config)`, which loads the tuple
+# (`get_tuple`), rebuilds the channels and works out what would run next:
+#
+# | field | what it is |
+# |---|---|
+# | `values` | the state: the state keys' channel values |
+# | `next` | the nodes the next super-step would run (empty: the thread is finished) |
+# | `config` | the config of this checkpoint (with its `checkpoint_id`): pass it to resume or fork here |
+# | `metadata` | the checkpoint's metadata (`source`, `step`, `parents`, ...) |
+# | `created_at` | the checkpoint's `ts` |
+# | `parent_config` | the config of the checkpoint before it |
+# | `tasks` | the next step's tasks (`PregelTask`: id, name, error, interrupts, result) |
+# | `interrupts` | the interrupts waiting for an answer at this checkpoint |
+#
+# `get_state_history(config)` yields one snapshot per checkpoint, newest first.
+
+# %%
+snap = graph.get_state(config)
+for name in snap._fields:
+    print(f"{name:<14}", repr(getattr(snap, name)))
+first = list(graph.get_state_history(config))[-1]
+print("\nthe input checkpoint would run:", first.next, "| tasks:", [t.name for t in first.tasks])
+
+# %% [markdown]
 # ## Exercises
-# 1. Which channels does the final checkpoint's `versions_seen["think"]` mention, and why only those?
-# 2. Make a checkpoint id yourself with `lgcheckpoint.checkpoint.id.uuid6(clock_seq=7)` and read the step back.
+
+# %% [markdown]
+# ### Exercise 1 · What `think` has seen
+# Put in `seen_by_think` the set of channels that the final checkpoint's `versions_seen["think"]`
+# mentions. Why only those?
+
+# %%
+seen_by_think = None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def check_1():
+    check(lambda: seen_by_think == set(graph.nodes["think"].triggers),
+          "read saved.checkpoint['versions_seen']['think'] and keep its keys as a set")
+
+
+check_1()
 
 # %% [solution]
-print(sorted(saved.checkpoint["versions_seen"]["think"]))  # only think's trigger channel
-from lgcheckpoint.checkpoint.id import uuid6
+seen_by_think = set(saved.checkpoint["versions_seen"]["think"])
+print(seen_by_think, "-- a node records only the versions of its trigger channels")
+check_1()
 
-assert uuid6(clock_seq=7).clock_seq & 0x3FFF == 7
+# %% [markdown]
+# ### Exercise 2 · One page of history
+# Put in `older` the two checkpoints (as `CheckpointTuple`s) that come right before the newest one,
+# newest first, with a single `saver.list(...)` call.
+
+# %%
+older = None  # your answer
+
+# %% [check]
+def check_2():
+    ids = [t.checkpoint["id"] for t in saver.list(config)]
+    check(lambda: [t.checkpoint["id"] for t in older] == ids[1:3],
+          "saver.list(config, before=<the newest tuple's config>, limit=2)")
+
+
+check_2()
+
+# %% [solution]
+older = list(saver.list(config, before=saver.get_tuple(config).config, limit=2))
+print([t.metadata["step"] for t in older])
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `create_checkpoint` copies the channels into a new checkpoint at each boundary (and leaves empty
+# channels out); `CheckpointTuple` is what a saver returns; `snapshot` turns one into a
+# `StateSnapshot` for `get_state`.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("pregel/checkpoint.py: create_checkpoint", "checkpoint/base.py: CheckpointTuple",
+            "pregel/state.py: snapshot")

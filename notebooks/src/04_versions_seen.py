@@ -4,7 +4,7 @@
 # The scheduler's whole rule fits in one sentence:
 #
 # > a node runs in the next super-step if one of its **trigger channels** has a version newer than
-# > the version recorded for that node in `versions_seen`.
+# > the version recorded for that node in `versions_seen` (and the channel holds a value).
 #
 # Every write to a channel gives it a new version (in LangGraph: one more than the highest version
 # in the checkpoint). When a node runs, the versions of its triggers are copied into
@@ -12,34 +12,39 @@
 
 # %%
 from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.course_pictures import versions_moving
 from lgcheckpoint.tour import build_tour_graph
-from lgcheckpoint.viz import ChannelVersionTable, VersionsSeenMatrix, load_history
+from lgcheckpoint.viz import VersionsSeenMatrix, load_history
 
 graph = build_tour_graph(InMemorySaver())
 config = {"configurable": {"thread_id": "versions"}}
 graph.invoke({"destination": "Kyoto", "days": 3}, config)
+history = load_history(graph, config)
 print(graph.get_state(config).next)
 
 # %% [markdown]
 # ## Versions move with every write
-# Rows are checkpoints (oldest first), columns are channels, and a cell is the channel's version at
-# that checkpoint. Yellow cells changed in that step. Note the edge channels (`branch:to:…`,
-# `join:…`): they are written like any state key, and their versions are what wakes nodes up.
+# Columns are checkpoints (oldest first), rows are channels, and a cell is the channel's version at
+# that checkpoint; yellow cells changed in the step that made that checkpoint. Note the edge channels
+# (`branch:to:…`, `join:…`): they are written like any state key, and their versions are what wake
+# nodes up. The last row is the **join** in front of `review`: it moves when the two research nodes
+# write to it, in the step that ends at `c3`.
 
 # %%
-table = ChannelVersionTable(graph, config)
-print(table)
-table
+versions_moving(history)
 
 # %% [markdown]
-# ## What each node has seen
-# For the latest checkpoint, the matrix has one row per node and one column per channel:
-# `seen/current`. A `!` marks a trigger channel that moved past what the node saw — that node fires.
-# A `*` marks a channel that moved but cannot fire (its value was consumed, like `__start__`).
+# ## What each node has seen, at the checkpoint where `review` fires
+# At `c3` the research step has just finished. The matrix has one row per node and one column per
+# channel; a cell is the version the node saw when it last ran (blank: never), and the top row is
+# each channel's version now. A **red** cell is a trigger channel that moved past what the node saw and holds a
+# value: that node fires. **Orange**: moved past it, but the channel is empty (consumed), so it
+# cannot fire. **Blue**: the node is up to date with that trigger.
 
 # %%
-matrix = VersionsSeenMatrix(graph, config)
-print(matrix.text())
+fires = next(s for s in history.steps if "review" in s.triggered)
+print("review fires at", fires.key)
+VersionsSeenMatrix(graph, config, key=fires.key)
 
 # %% [markdown]
 # `review` has never seen `join:check_weather+find_hotels:review` (0), and the join now has
@@ -47,27 +52,93 @@ print(matrix.text())
 # data, from the history model every viewer shares:
 
 # %%
-head = load_history(graph, config)[-1]
-for node, triggers in head.triggered.items():
+for node, triggers in fires.triggered.items():
     for t in triggers:
         print(f"{node} runs: {t.channel} is at version {t.current}, {node} saw {t.seen}")
-assert head.next == ["review"]
+assert fires.next == ["review"]
 
 # %% [markdown]
-# The static image of the matrix (yellow = moved, red = fires):
+# The same matrix as text, `seen/current` per cell (`!` = fires, the red cells; `*` = moved, but
+# the channel is empty, the orange cells):
 
 # %%
-matrix
+print(VersionsSeenMatrix(graph, config, key=fires.key).text())
 
 # %% [markdown]
 # ## Exercises
-# 1. Look at the checkpoint *before* the last one (`load_history(graph, config)[-2]`). Which nodes
-#    were triggered there, and by which channels?
-# 2. Why does the join channel have to reach both writers before `review` fires? (Hint: what does
-#    `NamedBarrierValue` count?)
+
+# %% [markdown]
+# ### Exercise 1 · One checkpoint earlier
+# At the checkpoint *before* `c3` (`history[-2]`), which nodes were triggered, and by which
+# channels? Put the answer in `triggered_before` as `{node: [channel, ...]}`.
+
+# %%
+triggered_before = None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def triggers_by_hand():  # the rule applied by hand to the raw checkpoint, to compare with
+    cp = graph.checkpointer.get_tuple(history[-2].config).checkpoint
+    moved = {}
+    for name, node in graph.nodes.items():
+        seen = cp["versions_seen"].get(name, {})
+        chans = [c for c in node.triggers if c in cp["channel_values"]
+                 and cp["channel_versions"].get(c, "") > seen.get(c, "")]
+        if chans:
+            moved[name] = chans
+    return moved
+
+
+def check_1():
+    check(lambda: {n: sorted(c) for n, c in triggered_before.items()}
+          == {n: sorted(c) for n, c in triggers_by_hand().items()},
+          "history[-2].triggered maps each node to its Trigger records; keep t.channel of each")
+
+
+check_1()
 
 # %% [solution]
-prev = load_history(graph, config)[-2]
-print({node: [t.channel for t in ts] for node, ts in prev.triggered.items()})
-# 2: a join channel is "available" only after every named source has written to it, so a single
-#    research node finishing bumps the version but does not make the channel fire.
+prev = history[-2]
+triggered_before = {node: [t.channel for t in ts] for node, ts in prev.triggered.items()}
+print(triggered_before)
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · When the join fires
+# Resume the thread (`Command(resume="approve")` from `lgcheckpoint.types`) and reload the history.
+# Which checkpoint key (`"c0"`, `"c1"`, ...) is the first one where `book` fires? Put it in `book_at`.
+
+# %%
+book_at = None  # your answer
+
+# %% [check]
+def check_2():
+    h = load_history(graph, config)
+    check(lambda: "book" in h[book_at].triggered
+          and all("book" not in s.triggered for s in h.steps[:h[book_at].index]),
+          "resume, then history = load_history(graph, config) and look for 'book' in step.triggered")
+
+
+check_2()
+
+# %% [solution]
+from lgcheckpoint.types import Command
+
+graph.invoke(Command(resume="approve"), config)
+history = load_history(graph, config)
+book_at = next(s.key for s in history.steps if "book" in s.triggered)
+print("book fires at", book_at, "triggered by", [t.channel for t in history[book_at].triggered["book"]])
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `should_run` is the one-sentence rule above; `prepare_next_tasks` applies it to every node;
+# `NamedBarrierValue` is the join: available only when every named writer has written.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("pregel/algo.py: should_run", "pregel/algo.py: prepare_next_tasks",
+            "channels.py: NamedBarrierValue")

@@ -24,6 +24,51 @@ for value in [None, b"raw", {"city": "Kyoto", "days": 3}, datetime.date(2026, 11
     print(f"{tag:<8} {payload[:40]!r}")
 
 # %% [markdown]
+# ## Why msgpack, not JSON
+# JSON would be readable, but it knows only strings, numbers, lists and dicts. A checkpoint holds
+# `bytes`, `datetime`s, sets, tuples, dataclasses, pydantic models: in JSON each would need a
+# hand-made string form and a convention to turn it back. MessagePack is binary and has a place for
+# exactly that: **extension types** (a code plus bytes), so `datetime` or a dataclass goes in as
+# itself and comes back as itself. It is also smaller, and `ormsgpack` (written in Rust) is fast.
+# (Postgres still keeps the checkpoint's *structure* as JSONB so SQL can query it; the values are
+# msgpack blobs.)
+
+# %%
+import json
+import time
+
+state = {"when": datetime.datetime(2026, 11, 30, 9, 0), "tags": {"kyoto", "rail"},
+         "photo": bytes(range(256)) * 8, "scores": [i / 7 for i in range(500)]}
+try:
+    json.dumps(state)
+except TypeError as err:
+    print("json.dumps:", err)
+as_json = json.dumps({**state, "when": state["when"].isoformat(), "tags": sorted(state["tags"]),
+                      "photo": state["photo"].hex()}).encode()  # by hand, and one-way
+tag, packed = serde.dumps_typed(state)
+back = serde.loads_typed((tag, packed))
+print(f"json (hand-converted): {len(as_json)} B | msgpack: {len(packed)} B | round trip exact:",
+      back == state)
+
+
+def per_call(fn, n=200):
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+from lgcheckpoint.course_pictures import bar_chart
+
+bar_chart({"json.dumps (after converting by hand)": len(as_json), "ormsgpack (as is)": len(packed)},
+          "bytes", "the same state, encoded")
+bar_chart({"json.dumps": round(per_call(lambda: json.dumps(
+              {**state, "when": state["when"].isoformat(), "tags": sorted(state["tags"]),
+               "photo": state["photo"].hex()})), 1),
+           "serde.dumps_typed": round(per_call(lambda: serde.dumps_typed(state)), 1)},
+          "µs", "time to encode it, on this machine (varies from run to run)")
+
+# %% [markdown]
 # Values msgpack cannot represent travel as **extension types**: a code saying *how* to rebuild the
 # object and the `(module, name)` saying *what* to rebuild.
 
@@ -59,6 +104,78 @@ print("allowed:", allowed.loads_typed(stored))
 
 # %%
 print(JsonPlusSerializer(inspect=True).loads_typed(stored))
+
+# %% [markdown]
+# ## Old checkpoints after the state schema changes
+# Checkpoints outlive the code that wrote them. What happens when a thread saved by yesterday's
+# code is loaded by today's?
+#
+# * a **state key removed**: its stored channel value is ignored (no channel reads it);
+# * a **key added**: old checkpoints simply have no value for it yet;
+# * a **dataclass field added with a default**: rebuilt, the default fills it;
+# * a **field renamed or removed** (no default can fill it): the stored fields no longer fit the
+#   class, and loading stops with an error that names the class and the stored fields — never a
+#   silently wrong object.
+#
+# So: add fields with defaults, keep old names readable, and for an incompatible change finish the
+# running threads first or start new `thread_id`s.
+
+# %%
+from typing import TypedDict
+
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.graph import END, START, StateGraph
+
+
+def one_node_graph(schema, update, saver):
+    b = StateGraph(schema)
+    b.add_node("book", lambda s: update)
+    b.add_edge(START, "book")
+    b.add_edge("book", END)
+    return b.compile(checkpointer=saver)
+
+
+class V1(TypedDict):
+    city: str
+    booking: Booking
+
+
+shared = InMemorySaver()
+thread = {"configurable": {"thread_id": "old-thread"}}
+one_node_graph(V1, {"booking": Booking("Ryokan", 2)}, shared).invoke(
+    {"city": "Kyoto", "booking": Booking("none", 0)}, thread)
+
+
+@dataclasses.dataclass
+class Booking:  # today's code: one more field, with a default
+    hotel: str
+    nights: int
+    breakfast: bool = False
+
+
+class V2(TypedDict, total=False):  # `city` is gone, `budget` is new
+    booking: Booking
+    budget: int
+
+
+print("v2 reads:", one_node_graph(V2, {}, shared).get_state(thread).values)
+
+
+@dataclasses.dataclass
+class Booking:  # tomorrow's code: `nights` renamed to `stay`
+    hotel: str
+    stay: int
+
+
+class V3(TypedDict, total=False):
+    booking: Booking
+
+
+try:
+    one_node_graph(V3, {}, shared).get_state(thread)
+except InvalidCheckpointError as err:
+    print("v3:", err)
 
 # %% [markdown]
 # ## An attack, reproduced on a deliberately naive saver
@@ -110,8 +227,6 @@ print(naive.list({evil_key: "anything"}))
 
 # %%
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
-from lgcheckpoint.graph import END, START, StateGraph
-from typing import TypedDict
 
 
 class S(TypedDict):
@@ -141,30 +256,88 @@ except UnsafeTypeError as err:
 
 # %% [markdown]
 # ## Exercises
-# 1. Build a payload that names `os.system` and check that `serde.loads_typed` refuses it.
-# 2. Put `Booking` in a graph's state schema and check that a saver can load it without any
-#    `allowed_msgpack_modules` — why does that work?
+
+# %% [markdown]
+# ### Exercise 1 · Refuse `os.system`
+# Build, with `ormsgpack`, the bytes of a msgpack payload whose extension names `("os", "system")`
+# with the argument `"echo hi"` (like `forged` above), and put them in `payload`. Does
+# `serde.loads_typed(("msgpack", payload))` run it?
+
+# %%
+payload = None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def names_in(data):  # what (module, name) an ext payload asks for, read without building it
+    found = []
+    ormsgpack.unpackb(data, ext_hook=lambda code, inner: found.append(
+        tuple(ormsgpack.unpackb(inner)[:2])))
+    return found
+
+
+def refused(data):
+    try:
+        serde.loads_typed(("msgpack", data))
+    except UnsafeTypeError:
+        return True
+    return False
+
+
+def check_1():
+    check(lambda: ("os", "system") in names_in(payload) and refused(payload),
+          "ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(['os', 'system', 'echo hi'])))")
+
+
+check_1()
 
 # %% [solution]
 payload = ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["os", "system", "echo hi"])))
 try:
     serde.loads_typed(("msgpack", payload))
 except UnsafeTypeError as err:
-    print("refused os.system")
+    print("refused before anything was imported:", err)
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · Types of the state schema are allowed
+# Put today's `Booking` (the last one defined above) in a graph's state schema, run the graph on an
+# `InMemorySaver` without any `allowed_msgpack_modules`, and keep the booking that
+# `get_state(...).values` gives back in `loaded`. Why is it not refused?
+
+# %%
+loaded = None  # your answer
+
+# %% [check]
+def check_2():
+    check(lambda: isinstance(loaded, Booking) and type(loaded) is Booking,
+          "a TypedDict with `booking: Booking`, a node returning {'booking': Booking(...)}, "
+          "compiled with checkpointer=InMemorySaver(); then graph.get_state(config).values['booking']")
 
 
+check_2()
+
+# %% [solution]
 class Trip(TypedDict):
     booking: Booking
 
 
-tb = StateGraph(Trip)
-tb.add_node("book", lambda s: {"booking": Booking("Ryokan", 3)})
-tb.add_edge(START, "book")
-tb.add_edge("book", END)
-from lgcheckpoint.checkpoint.memory import InMemorySaver
-
-tg = tb.compile(checkpointer=InMemorySaver())
+tg = one_node_graph(Trip, {"booking": Booking("Ryokan", 3)}, InMemorySaver())
 c = {"configurable": {"thread_id": "b"}}
 tg.invoke({"booking": Booking("none", 0)}, c)
-print(tg.get_state(c).values["booking"])
-# compile() adds the types named in the state schema to the saver's allow-list.
+loaded = tg.get_state(c).values["booking"]
+print(loaded, "-- compile() added the types named in the state schema to the allow-list")
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `dumps_typed` / `loads_typed` are the serializer's two doors; `Allowlist.resolve` is where a
+# stored `(module, name)` is checked before anything is imported.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("checkpoint/serde/jsonplus.py: JsonPlusSerializer.dumps_typed",
+            "checkpoint/serde/jsonplus.py: JsonPlusSerializer.loads_typed",
+            "checkpoint/serde/allowlist.py: Allowlist.resolve")

@@ -7,14 +7,17 @@
 # task gets an `ERROR` pending write instead.
 #
 # Resuming with `invoke(None, config)` reloads the checkpoint, sees which tasks already have
-# writes, applies them, and runs **only the failed task**.
+# writes, applies them, and runs **only the failed task**. We use a SQLite saver this time, so we
+# can also look at the rows it stored.
 
 # %%
-from typing import Annotated, TypedDict
 import operator
+import sqlite3
+from typing import Annotated, TypedDict
 
-from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.graph import END, START, StateGraph
+from lgcheckpoint.viz import LineageGraph
 
 calls = {"flights": 0, "hotels": 0, "summary": 0}
 hotels_down = True
@@ -49,7 +52,9 @@ builder.add_edge(START, "flights")
 builder.add_edge(START, "hotels")
 builder.add_edge(["flights", "hotels"], "summary")
 builder.add_edge("summary", END)
-graph = builder.compile(checkpointer=InMemorySaver())
+conn = sqlite3.connect(":memory:", check_same_thread=False)
+saver = SqliteSaver(conn)
+graph = builder.compile(checkpointer=saver)
 config = {"configurable": {"thread_id": "fail"}}
 
 try:
@@ -60,18 +65,101 @@ except ConnectionError as err:
 # %% [markdown]
 # ## What survived
 # `next` lists only `hotels`: `flights` already has its writes. The snapshot's `tasks` still shows
-# both — `hotels` with its error — and the saver holds their pending writes (including `flights`'
-# vote on the `join:flights+hotels:summary` channel).
+# both — `hotels` with its error.
 
 # %%
 snap = graph.get_state(config)
 print("next:", snap.next)
 for task in snap.tasks:
     print(f"{task.name:<8} error={task.error!r}")
-saved = graph.checkpointer.get_tuple(config)
-names = {t.id: t.name for t in snap.tasks}
-for task_id, channel, value in saved.pending_writes:
-    print(f"pending write  {names.get(task_id, '?'):<8} {channel:<10} {value!r}")
+
+# %% [markdown]
+# The lineage draws it. The head `c1` is the checkpoint both tasks ran from; its red border and the
+# line `ERROR in hotels` come from the failed task's `__error__` write. `waiting: hotels` is what is
+# left to do: `flights` is in `next` of the step but has saved its writes already.
+
+# %%
+lineage = LineageGraph(graph, config)
+lineage
+
+# %% [markdown]
+# Selecting a checkpoint (a click in `lineage.widget()`, or `details` in code) lists what each task
+# saved: `flights` wrote its quote and its vote on the `join:flights+hotels:summary` barrier
+# (chapter 02) — the sibling's finished work, kept; `hotels` saved only its error.
+
+# %%
+print(lineage.details("c1"))
+
+# %% [markdown]
+# ## The special write slots
+# A pending write is a row `(thread, namespace, checkpoint, task, idx, channel, value)`. A task's
+# ordinary writes get `idx` 0, 1, 2… in the order it made them. Four channels are not state but
+# facts *about* the task, and each gets a fixed **negative** slot (`WRITES_IDX_MAP`), the same in
+# every saver:
+#
+# | channel | idx | written when | what it holds |
+# |---|---|---|---|
+# | `__error__` (ERROR) | -1 | the task raised | the exception |
+# | `__scheduled__` (SCHEDULED) | -2 | — reserved: neither lgcheckpoint nor LangGraph's open-source runtime writes it | — |
+# | `__interrupt__` (INTERRUPT) | -3 | the task called `interrupt()` | the `Interrupt`s it asked |
+# | `__resume__` (RESUME) | -4 | `Command(resume=...)` answered it | the answers, in order |
+#
+# Negative slots never collide with ordinary ones, and they are **replaced** on a second write (a
+# retry's newer error, a second answer), while an ordinary write is **kept** as first saved — the
+# same task must not write two different values. Here are the rows as SQLite holds them:
+
+# %%
+names = {t.id: t.name for t in snap.tasks}  # task ids are random: show node names
+c1_id = snap.config["configurable"]["checkpoint_id"]
+
+
+def writes_rows():
+    """The rows of the writes table that belong to c1, by task name and idx."""
+    query = "SELECT task_id, idx, channel, type FROM writes WHERE checkpoint_id = ?"
+    return sorted((names[task_id], idx, channel, kind)
+                  for task_id, idx, channel, kind in conn.execute(query, (c1_id,)))
+
+
+for row in writes_rows():
+    print("{:<8} idx={:>2}  {:<28} {}".format(*row))
+
+# %% [markdown]
+# The same rows as a picture: one row of slots per task, the special slots on the left.
+
+# %%
+import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
+
+SLOT_NAMES = {-4: "RESUME", -3: "INTERRUPT", -2: "SCHEDULED", -1: "ERROR"}
+
+
+def draw_slots(rows, title):
+    tasks = list(dict.fromkeys(r[0] for r in rows))
+    slots = list(range(-4, 1 + max(r[1] for r in rows)))
+    _, ax = plt.subplots(figsize=(9.5, 0.9 + 0.8 * len(tasks)))
+    for y, task in enumerate(tasks):
+        for x, idx in enumerate(slots):
+            hit = [r for r in rows if r[0] == task and r[1] == idx]
+            colour = ("#fecaca" if idx == -1 else "#fde68a" if idx < 0 else "#bbf7d0") if hit \
+                else "#f3f4f6"
+            ax.add_patch(Rectangle((x, -y), 0.95, 0.8, color=colour))
+            label = hit[0][2].replace("join:flights+hotels:summary", "join:…:summary") if hit else ""
+            ax.text(x + 0.47, -y + 0.4, label, ha="center", va="center",
+                    fontsize=11 if len(label) < 12 else 9.5)
+        ax.text(-0.1, -y + 0.4, task, ha="right", va="center", fontsize=13, weight="bold")
+    ax.set_xticks([x + 0.47 for x in range(len(slots))],
+                  [f"{i}\n{SLOT_NAMES.get(i, '')}" for i in slots], fontsize=11)
+    ax.set_xlim(-1.3, len(slots))
+    ax.set_ylim(-len(tasks) + 0.8, 0.9)
+    ax.set_yticks([])
+    ax.set_title(title, fontsize=13)
+    for side in ["left", "right", "top"]:
+        ax.spines[side].set_visible(False)
+    plt.tight_layout()
+    plt.show()
+
+
+draw_slots(writes_rows(), "Pending writes of c1 by task and idx (special slots < 0)")
 
 # %% [markdown]
 # ## Resume: only the failed task runs again
@@ -83,32 +171,120 @@ print(calls)
 assert calls == {"flights": 1, "hotels": 2, "summary": 1}
 
 # %% [markdown]
-# `flights` ran once in total: its write was replayed from the checkpoint's pending writes.
-#
-# ## Exercises
-# 1. Give `hotels` a `RetryPolicy(max_attempts=3, initial_interval=0.01)` and make it fail only on its
-#    first call. How many checkpoints does the thread get, and is there an `__error__` write?
-# 2. Why must pending writes be saved *before* the checkpoint that applies them?
+# `flights` ran once in total: its writes were replayed from the checkpoint's pending writes.
+# `hotels` saved its real writes at idx 0 and 1 *beside* its old error in slot -1 — the lineage now
+# says `ERROR in hotels (retried ok)` on `c1`, and the run went on to `c2` and `c3`.
 
-# %% [solution]
+# %%
+lineage.refresh()
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1 · Retries inside a step
+# Give a node `RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False)`. First make it fail
+# only on its **first** call; then make it fail on **every** call. For each run (its own thread on
+# `saver`), count the `__error__` pending writes over all checkpoints of the thread: store them in
+# `errors_flaky` and `errors_down`. What does the difference tell you about where retries happen?
+
+# %%
 from lgcheckpoint.types import RetryPolicy
 
-attempts = []
+flaky_cfg = {"configurable": {"thread_id": "flaky"}}
+down_cfg = {"configurable": {"thread_id": "down"}}
+errors_flaky, errors_down = None, None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
 
 
-def flaky(trip):
-    attempts.append(1)
-    if len(attempts) == 1:
-        raise ConnectionError("blip")
-    return {"quotes": ["hotel: 95 EUR/night"]}
+def error_writes(thread):
+    cfg = {"configurable": {"thread_id": thread}}
+    return sum(c == "__error__" for t in saver.list(cfg) for _, c, _ in t.pending_writes)
 
 
-b = StateGraph(Trip)
-b.add_node("hotels", flaky, retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False))
-b.add_edge(START, "hotels")
-b.add_edge("hotels", END)
-g = b.compile(checkpointer=InMemorySaver())
-c = {"configurable": {"thread_id": "retry"}}
-print(g.invoke({"quotes": []}, c), len(attempts), "attempts")
-print(len(list(g.get_state_history(c))), "checkpoints")
-# 2: a crash between the two would otherwise lose finished work or publish a state whose inputs are gone.
+def check_1():
+    return check(lambda: [errors_flaky, errors_down] == [error_writes("flaky"), error_writes("down")]
+                 and errors_flaky < errors_down,
+                 "run both graphs on threads flaky_cfg and down_cfg, then count the pending "
+                 "writes whose channel is '__error__' in saver.list(cfg)")
+
+
+check_1()
+
+# %% [solution]
+def hotel_graph(fail_times):
+    attempts = []
+
+    def hotels_retrying(trip):
+        attempts.append(1)
+        if len(attempts) <= fail_times:
+            raise ConnectionError(f"blip {len(attempts)}")
+        return {"quotes": ["hotel: 95 EUR/night"]}
+
+    b = StateGraph(Trip)
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False)
+    b.add_node("hotels", hotels_retrying, retry_policy=retry)
+    b.add_edge(START, "hotels")
+    b.add_edge("hotels", END)
+    return b.compile(checkpointer=saver)
+
+
+print(hotel_graph(1).invoke({"quotes": []}, flaky_cfg))
+try:
+    hotel_graph(99).invoke({"quotes": []}, down_cfg)
+except ConnectionError as err:
+    print("gave up:", err)
+errors_flaky, errors_down = error_writes("flaky"), error_writes("down")
+for cfg in (flaky_cfg, down_cfg):
+    for t in saver.list(cfg):
+        print(cfg["configurable"]["thread_id"], t.metadata["step"],
+              [(c, v) for _, c, v in t.pending_writes if c == "__error__"])
+# retries run inside the task: only a task that gives up saves an __error__ write, and one only
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · Replace or keep?
+# `probe_cfg` below is a fresh checkpoint on `saver`. Call `saver.put_writes(probe_cfg, writes,
+# "probe-task")` four times: `[("quotes", "a")]`, `[("quotes", "b")]`, `[("__error__", "x")]`,
+# `[("__error__", "y")]`. Then read `saver.get_tuple(probe_cfg).pending_writes` and store what is
+# kept for task `"probe-task"` as a dict `kept = {channel: value}`.
+
+# %%
+from lgcheckpoint.checkpoint.base import empty_checkpoint
+
+probe_cfg = saver.put({"configurable": {"thread_id": "probe", "checkpoint_ns": ""}},
+                      empty_checkpoint(), {"source": "input", "step": -1}, {})
+kept = {}  # your answer
+
+
+# %% [check]
+def check_2():
+    saved = {c: v for t, c, v in saver.get_tuple(probe_cfg).pending_writes if t == "probe-task"}
+    return check(lambda: kept == saved and set(kept) == {"quotes", "__error__"},
+                 "make the four put_writes calls, then build kept from get_tuple(probe_cfg)"
+                 ".pending_writes")
+
+
+check_2()
+
+# %% [solution]
+for writes in ([("quotes", "a")], [("quotes", "b")], [("__error__", "x")], [("__error__", "y")]):
+    saver.put_writes(probe_cfg, writes, "probe-task")
+kept = {c: v for t, c, v in saver.get_tuple(probe_cfg).pending_writes if t == "probe-task"}
+print(kept)  # quotes: the first write is kept (idx 0); __error__: the latest replaces slot -1
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `PregelLoop.commit` turns how a task ended into writes (its own, or `__error__`);
+# `InMemorySaver.put_writes` shows the slot rule in two lines (negative slots replace, others keep
+# the first); `reuse_pending_writes` hands finished tasks their saved writes back on resume, so they
+# do not run again.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("pregel/loop.py: PregelLoop.commit", "checkpoint/memory.py: InMemorySaver.put_writes",
+            "pregel/algo.py: reuse_pending_writes")

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
-from lgcheckpoint.viz import ChannelVersionTable, LineageGraph, StorageView, VersionsSeenMatrix, load_history
+from lgcheckpoint.viz import (
+    ChannelVersionTable, LineageGraph, StorageView, VersionsSeenMatrix, load_history,
+)
 
 path = Path(tempfile.mkdtemp()) / "support.sqlite"
 shutil.copy("data/langgraph_support.sqlite", path)  # work on a copy: the course file stays pristine
@@ -40,46 +42,141 @@ for message in latest.checkpoint["channel_values"]["messages"]:
 
 # %% [markdown]
 # ## The lineage of the thread
-# Checkpoints as a tree: the fork at `update` starts a second branch; the interrupt is marked.
+# Checkpoints as a tree: the interrupt for the refund approval is marked on `c2` (orange border);
+# someone later went back to `c2` and forked with `update_state` (`c5`, green), and the forked
+# branch runs on to the head `c7`. The old branch `c3`–`c4` is still there. (The fork `c5` carries
+# an interrupt too: `approve_refund` asked again on the new branch.)
 
 # %%
 lineage = LineageGraph(saver, config)
-print(lineage)
-print(lineage.details(lineage.history[-1].key))
-
-# %%
 lineage
 
 # %% [markdown]
-# ## Versions, and why `next` was what it was
+# ## Versions: the whole table
+# One row per checkpoint, one column per channel; a cell holds the channel's version at that
+# checkpoint, and a highlighted cell is one that checkpoint wrote (its version moved). Read the fork
+# here: at `c2` the ticket was classified `billing` and a person approved the refund (`c3` writes
+# `refund`). The fork `c5` (source `update`) rewrote `category` — to `fraud` — as if `triage` had
+# written it, so it also bumps `branch:to:approve_refund`: `approve_refund` asks again on the new
+# branch, is answered "no", and `c6` writes `refund` (now `False`). `messages` keeps version 3 at
+# `c5`: the fork starts from `c2`'s values, not from the old branch's.
 
 # %%
-print(ChannelVersionTable(saver, config))
+ChannelVersionTable(saver, config)
+
+# %% [markdown]
+# ## Why `next` was what it was, where something fires
+# At the head nothing runs next, so its matrix would show no red cell. At `c2` the graph stopped
+# to ask a person: `approve_refund` is next because its trigger channel `branch:to:approve_refund`
+# moved past the version the node last saw (`versions_seen`) and holds a value — the red cell.
+# Orange cells moved too but hold no value (an edge that fired earlier and was consumed).
+
+# %%
 history = load_history(saver, config)
-waiting = [s for s in history.steps if s.interrupts]
-print(len(waiting), "checkpoints carry an interrupt; the first asked:", waiting[0].interrupts[0].value)
-
-# %%
-print(VersionsSeenMatrix(saver, config).text())
+asking = next(s for s in history.steps if s.interrupts)
+print(asking.key, "asked:", asking.interrupts[0].value)
+matrix = VersionsSeenMatrix(saver, config, key=asking.key)
+print(matrix.text())
+matrix
 
 # %% [markdown]
 # ## As stored
-# LangGraph's SQLite layout: one `checkpoints` row per checkpoint with all values inline, and the
-# pending writes in `writes`.
+# LangGraph's SQLite layout: one `checkpoints` row per checkpoint with **all** channel values inline
+# in the checkpoint blob, and the pending writes in `writes`. The view shows the bytes per
+# checkpoint, then each table's rows (ids labelled with their `cN`, blobs as sizes).
 
 # %%
-print(StorageView(saver, config))
+storage = StorageView(saver, config)
+storage
+
+# %% [markdown]
+# The bytes per checkpoint, drawn: because SQLite keeps every value inside each checkpoint row, the
+# growing `messages` list is stored again in every checkpoint (Postgres and the in-memory saver
+# store each channel version once as a blob and share it — chapter 05).
+
+# %%
+import matplotlib.pyplot as plt
+
+rows = storage.per_checkpoint
+fig, ax = plt.subplots(figsize=(8, 3.2))
+keys = [r.key for r in rows]
+ax.bar(keys, [r.checkpoint for r in rows], color="#2563eb", label="checkpoint row (values inline)")
+ax.bar(keys, [r.writes for r in rows], bottom=[r.checkpoint for r in rows], color="#f59e0b",
+       label="pending writes")
+ax.set_ylabel("bytes", fontsize=12)
+ax.tick_params(labelsize=12)
+ax.legend(fontsize=11, loc="upper left")
+ax.set_title("LangGraph's SqliteSaver: bytes stored per checkpoint", fontsize=13)
+plt.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## Exercises
-# 1. Which branch did the fork create? Print the steps of `history.branch_steps()` for the head.
-# 2. What would happen if you opened the file with a plain `JsonPlusSerializer()` (no inspection)?
+
+# %% [markdown]
+# ### Exercise 1 · Where did the fork start?
+# Store the key (`"c0"`…) of the checkpoint the fork branched from in `fork_parent`. Use `history`:
+# every `Step` has `parent`, `children` and `source`.
+
+# %%
+fork_parent = None  # your answer
+
+# %% [check]
+from lgcheckpoint.course import check
+
+
+def check_1():
+    return check(lambda: len(history[fork_parent].children) > 1,
+                 "the fork's parent is the checkpoint with two children; "
+                 "or follow .parent from the step whose source is 'update'")
+
+
+check_1()
 
 # %% [solution]
-print([(s.step, s.source) for s in history.branch_steps()])
+forked = next(s for s in history.steps if s.source == "update")
+fork_parent = forked.parent
+print(forked.key, "was forked from", fork_parent, "whose children are", history[fork_parent].children)
+check_1()
+
+# %% [markdown]
+# ### Exercise 2 · Without inspection mode
+# Open the same file with a plain `SqliteSaver(conn)` (its default serializer, no `inspect=True`)
+# and call `get_tuple(config)`. Keep the exception you get in `refusal`. Which type did the
+# serializer refuse to build, and why is refusing the right default?
+
+# %%
+refusal = None  # your answer
+
+# %% [check]
 from lgcheckpoint.errors import InvalidCheckpointError
 
+
+def check_2():
+    return check(lambda: isinstance(refusal, InvalidCheckpointError)
+                 and "langchain" in str(refusal.__cause__),
+                 "catch the error of SqliteSaver(conn).get_tuple(config) as refusal")
+
+
+check_2()
+
+# %% [solution]
 try:
     SqliteSaver(conn).get_tuple(config)
 except InvalidCheckpointError as err:  # the saver names the row; the cause names the refused type
+    refusal = err
     print(type(err.__cause__).__name__, "-", str(err.__cause__).split(" from ")[0])
+# building a type named in a file runs that type's code: only an allowlist keeps a file inert
+check_2()
+
+# %% [markdown]
+# ## Read it in the source
+# `ExtDecoder.build` is where a stored type is either built (allowlisted), refused, or — in
+# inspection mode — returned as an inert `Opaque`; `to_tuple` turns a SQLite row and its writes
+# back into a `CheckpointTuple`; `StorageView.count_bytes` walks the rows to size each checkpoint.
+
+# %%
+from lgcheckpoint.course import show_source
+
+show_source("checkpoint/serde/msgpack_ext.py: ExtDecoder.build", "checkpoint/sqlite/sql.py: to_tuple",
+            "viz/storage.py: StorageView.count_bytes")

@@ -8,7 +8,7 @@ the saver's raw content: every checkpoint of every namespace with its pending wr
 
 Normalising replaces what is random (uuids, hash ids, timestamps, version suffixes) by
 placeholders numbered in order of first appearance, so "the same id in two places" is still
-compared. Next: ``scenarios_issue3.py``.
+compared. Next: ``scenarios_loop.py``.
 """
 
 from __future__ import annotations
@@ -434,10 +434,10 @@ def main(argv: list[str]) -> None:
     """``python -m tests.differential.harness NAME [langgraph|ours]``: print one scenario's
     normalised history, or (no library given) its diff between the two libraries."""
     from tests.differential.libs import LANGGRAPH, OURS
-    from tests.differential.scenarios_issue3 import ISSUE3
-    from tests.differential.scenarios_issue4 import ISSUE4
+    from tests.differential.scenarios_loop import LOOP
+    from tests.differential.scenarios_interrupts import INTERRUPTS
 
-    scenarios = {**ISSUE3, **ISSUE4}
+    scenarios = {**LOOP, **INTERRUPTS}
     if not argv or argv[0] not in scenarios:
         raise SystemExit(f"usage: NAME [langgraph|ours]; NAME is one of: {', '.join(scenarios)}")
     scenario, libs = scenarios[argv[0]], {"langgraph": LANGGRAPH, "ours": OURS}

@@ -6,11 +6,11 @@ from hypothesis import given, settings
 
 from tests.differential.harness import Normaliser, assert_same, record
 from tests.differential.libs import LANGGRAPH, Lib
-from tests.differential.scenarios_issue3 import ISSUE3, linear_chain, thread, two_step_graph
-from tests.differential.scenarios_issue4 import ISSUE4
+from tests.differential.scenarios_loop import LOOP, linear_chain, thread, two_step_graph
+from tests.differential.scenarios_interrupts import INTERRUPTS
 from tests.differential.test_random_graphs import COMMON, graph_specs, scenario_for
 
-ALL = {**ISSUE3, **ISSUE4}
+ALL = {**LOOP, **INTERRUPTS}
 
 
 @pytest.mark.parametrize("name", list(ALL))

@@ -15,11 +15,11 @@ import pytest
 
 from tests.differential.harness import assert_same, record
 from tests.differential.libs import LANGGRAPH, OURS
-from tests.differential.scenarios_issue3 import ISSUE3
-from tests.differential.scenarios_issue4 import ISSUE4
+from tests.differential.scenarios_loop import LOOP
+from tests.differential.scenarios_interrupts import INTERRUPTS
 
-CORE = [name for name in ISSUE3 if name != "no_checkpointer"]
-ASYNC = {name: fn for name, fn in {**ISSUE3, **ISSUE4}.items() if name.startswith("async")}
+CORE = [name for name in LOOP if name != "no_checkpointer"]
+ASYNC = {name: fn for name, fn in {**LOOP, **INTERRUPTS}.items() if name.startswith("async")}
 TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
 
 
@@ -49,7 +49,10 @@ async def fresh_async_postgres(lib, uri):
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver_factory(request):
-    """A factory for one kind of persistent saver, taking the library (memory is test_issue3's)."""
+    """A factory for one kind of persistent saver, taking the library.
+
+    (InMemorySaver is test_loop_same_as_langgraph.py's.)
+    """
     if request.param == "sqlite":
         path = request.getfixturevalue("sqlite_path")
         return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")
@@ -58,14 +61,14 @@ def saver_factory(request):
 
 
 @pytest.mark.parametrize("name", CORE)
-def test_issue3_on_saver_same_as_langgraph_memory(name, saver_factory):
-    scenario = ISSUE3[name]
+def test_loop_scenario_on_saver_same_as_langgraph_memory(name, saver_factory):
+    scenario = LOOP[name]
     assert_same(name, record(scenario, LANGGRAPH), record(scenario, OURS, saver_factory))
 
 
-@pytest.mark.parametrize("name", list(ISSUE4))
-def test_issue4_on_saver_same_as_langgraph_same_saver(name, saver_factory):
-    scenario, reference = ISSUE4[name], saver_factory
+@pytest.mark.parametrize("name", list(INTERRUPTS))
+def test_interrupt_scenario_on_saver_same_as_langgraph_same_saver(name, saver_factory):
+    scenario, reference = INTERRUPTS[name], saver_factory
     if "async" in name:  # LangGraph's SqliteSaver and PostgresSaver have no async methods
         reference = None
     assert_same(name, record(scenario, LANGGRAPH, reference), record(scenario, OURS, saver_factory))

@@ -9,7 +9,7 @@ Kill points are *events*: a node starting, a node having logged, and every SQL s
 sqlite3 trace callback fires before each statement, COMMIT included; for psycopg a counting
 cursor ticks before and after each ``execute``). At event ``kill_at`` the process SIGKILLs itself,
 so a kill can land between an INSERT and its COMMIT. A job can also ``hold`` a node: it sleeps
-there until the harness kills it from outside (the issue-4 test: siblings wrote, one still runs).
+there until the harness kills it from outside (the mid-step test: siblings wrote, one still runs).
 
 Run one job in a fresh interpreter:  ``python crash_child.py '<job json>'``
 or serve jobs, forking a child per job from this already-imported process (fast, and each child

@@ -60,7 +60,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         # one connection serves one statement at a time; a pool hands each thread its own
         self.lock = threading.Lock() if isinstance(conn, Connection) else contextlib.nullcontext()
         # a cursor per connection, reused: it keeps the adapters it looked up (a new one per
-        # statement costs ~20 µs); used only under the lock or while the pool lends us the connection
+        # statement costs ~20 µs); used only under the lock or while the pool lends the connection
         self.cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @classmethod

@@ -35,8 +35,13 @@ from lgcheckpoint.checkpoint.base import (
     CheckpointTuple,
     PutWrites,
     RunnableConfig,
+    address,
+    as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    id_list,
+    prune_threads,
+    writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
@@ -176,7 +181,7 @@ INHERITING = """%(checkpoint)s::jsonb || jsonb_build_object('channel_values', co
 
 @functools.lru_cache(maxsize=256)
 def put_query(blobs: int, inheriting: bool) -> str:
-    """The put statement for ``blobs`` blob rows, carrying a LangGraph parent's inline values or not."""
+    """The put statement for ``blobs`` blob rows, with a LangGraph parent's inline values or not."""
     row = CHECKPOINT_ROW.format(checkpoint=INHERITING if inheriting else "%(checkpoint)s::jsonb")
     if not blobs:
         return row
@@ -296,7 +301,6 @@ DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY(%(threads)s) AND NOT EXIS
     SELECT 1 FROM kept k WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
                            AND k.checkpoint -> 'channel_versions' ->> b.channel = b.version)"""
 
-PRUNE_STRATEGIES = ("keep_latest", "delete")
 INLINED_BY_LANGGRAPH = (str, int, float, bool)  # types LangGraph keeps in its JSONB, like None
 INLINE_MAX_CHARS = 512  # a longer str is one blob per version, not a copy in every checkpoint
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: text with no UTF-8 form
@@ -304,21 +308,10 @@ INT_MAX_BITS = 4096  # 1,234 digits: an int beyond this goes through the seriali
 
 
 # --- statements for each verb --------------------------------------------------------------------
-def address(config: RunnableConfig) -> tuple[str, str]:
-    """(thread_id, checkpoint_ns) of a config, with a clear error when the thread is missing."""
-    configurable = (config or {}).get("configurable") or {}
-    if configurable.get("thread_id") is None:
-        raise ValueError(
-            "config['configurable']['thread_id'] is required, e.g. "
-            "{'configurable': {'thread_id': 'my-thread'}}"
-        )
-    return str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or "")
-
-
 def select_one(config: RunnableConfig) -> Statement:
     """The checkpoint a config names, or the newest of its thread and namespace."""
-    thread_id, ns = address(config)
-    if checkpoint_id := get_checkpoint_id(config):
+    thread_id, ns, checkpoint_id = address(config)
+    if checkpoint_id:
         return Statement(
             SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
             (thread_id, ns, checkpoint_id),
@@ -340,7 +333,7 @@ def select_many(
     wheres: list[str] = []
     params: list[Any] = []
     if config is not None:
-        thread_id, _ = address(config)
+        thread_id = address(config).thread_id
         wheres.append("thread_id = %s")
         params.append(thread_id)
         if (ns := config["configurable"].get("checkpoint_ns")) is not None:
@@ -393,13 +386,12 @@ def put_statement(
     serde: SerializerProtocol,
 ) -> tuple[Statement, RunnableConfig]:
     """Blobs of the changed channels that are not inline, and the checkpoint row."""
-    thread_id, ns = address(config)
+    thread_id, ns, parent_id = address(config)
     values = checkpoint["channel_values"]
     inline_values = {ch: v for ch, v in values.items() if inline(v)}
     # a changed channel with no value (e.g. consumed) gets no row, as in LangGraph
     blobs = [(ch, version) for ch, version in new_versions.items()
              if ch in values and ch not in inline_values]
-    parent_id = get_checkpoint_id(config)
     inheriting = bool(parent_id) and any(
         ch not in new_versions and ch not in inline_values and isinstance(v, INLINED_BY_LANGGRAPH)
         for ch, v in values.items()
@@ -416,7 +408,7 @@ def put_statement(
             "c": [channel for channel, _ in blobs], "v": [str(version) for _, version in blobs],
             "t": [type_tag for type_tag, _ in typed], "b": [blob for _, blob in typed]})
     statement = Statement(put_query(len(blobs), inheriting), params)
-    return statement, make_config(thread_id, ns, checkpoint["id"])
+    return statement, as_config(thread_id, ns, checkpoint["id"])
 
 
 def put_writes_statement(
@@ -427,10 +419,7 @@ def put_writes_statement(
     serde: SerializerProtocol,
 ) -> Statement | None:
     """One row per write; special channels take their fixed negative index so a retry overwrites."""
-    thread_id, ns = address(config)
-    checkpoint_id = get_checkpoint_id(config)
-    if not checkpoint_id:
-        raise ValueError("put_writes needs the config that put() returned (it names checkpoint_id)")
+    thread_id, ns, checkpoint_id = writes_address(config)
     if not writes:
         return None
     typed = [serde.dumps_typed(value) for _, value in writes]
@@ -468,9 +457,7 @@ def delete_thread_statement(thread_id: str) -> Statement:
 
 def delete_for_runs_statement(run_ids: Sequence[str]) -> Statement | None:
     """The checkpoints whose metadata run_id is listed, with their writes and unshared blobs."""
-    if isinstance(run_ids, str):
-        raise TypeError("run_ids must be a list of run ids, not a single str")
-    runs = [str(r) for r in run_ids]
+    runs = id_list(run_ids, "delete_for_runs")
     return Statement(DELETE_FOR_RUNS_SQL, {"runs": runs}) if runs else None
 
 
@@ -481,11 +468,7 @@ def copy_thread_statement(source_thread_id: str, target_thread_id: str) -> State
 
 def prune_statement(thread_ids: Sequence[str], strategy: str) -> Statement | None:
     """keep_latest: each namespace's newest checkpoint survives; delete: nothing of the threads."""
-    if isinstance(thread_ids, str):
-        raise TypeError("thread_ids must be a list of thread ids, not a single str")
-    if strategy not in PRUNE_STRATEGIES:
-        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
-    threads = [str(t) for t in thread_ids]
+    threads = prune_threads(thread_ids, strategy)
     if not threads:
         return None
     query = DELETE_THREADS_SQL if strategy == "delete" else PRUNE_KEEP_LATEST_SQL
@@ -508,18 +491,12 @@ def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTu
         writes.append((task_id, channel, decode(serde, type_tag, blob, what)))
     parent_id = row["parent_checkpoint_id"]
     return CheckpointTuple(
-        config=make_config(thread_id, ns, checkpoint_id),
+        config=as_config(thread_id, ns, checkpoint_id),
         checkpoint={**checkpoint, "channel_values": values},
         metadata=row["metadata"],
-        parent_config=make_config(thread_id, ns, parent_id) if parent_id else None,
+        parent_config=as_config(thread_id, ns, parent_id) if parent_id else None,
         pending_writes=writes,
     )
-
-
-def make_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    """The config that points at one stored checkpoint."""
-    return {"configurable": {
-        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
 
 def as_text(arrays: list[list[bytes | None]] | None) -> Iterator[list[Any]]:

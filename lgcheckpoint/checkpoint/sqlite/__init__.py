@@ -14,7 +14,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
-from types import TracebackType
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import (
@@ -73,7 +72,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)
-        with Locked(self):
+        with self._locked():
             cursor = self.conn.cursor()  # one cursor for both reads: a new one per read costs more
             row = cursor.execute(query.sql, query.params).fetchone()
             if row is None:
@@ -94,7 +93,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         """Checkpoints newest first; the lock is held per page, never while the caller works."""
         pager = sql.ListPager(config, filter, before, limit)
         while (query := pager.next_query()) is not None:
-            with Locked(self):
+            with self._locked():
                 rows = self._fetch(query)
                 writes = [self._fetch(sql.select_writes(row, self.has_task_path))
                           for row in rows]
@@ -150,14 +149,25 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._write(sql.prune(thread_ids, strategy))
 
-
     # --- running statements --------------------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock (tables set up first); driver errors come out in plain words."""
+        with self.lock:
+            try:
+                self.setup()
+                yield
+            except (sqlite3.Error, ValueError) as exc:
+                if (better := sql.explain(exc)) is None:
+                    raise
+                raise better from exc
+
     def _fetch(self, query: Query) -> list[Any]:
         return self.conn.execute(query.sql, query.params).fetchall()
 
     def _write(self, queries: list[Query]) -> None:
         """Run statements as one transaction: all of them, or none."""
-        with Locked(self):
+        with self._locked():
             # sqlite3 opens a transaction before our first statement, which writes, so SQLite takes
             # the write lock right then (waiting if busy); explicitly only on an autocommit
             # connection, or to refuse a caller's open transaction rather than commit it
@@ -170,28 +180,3 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
             except BaseException:
                 self.conn.rollback()
                 raise
-
-
-class Locked:
-    """``with Locked(saver):`` holds its lock (tables set up first); driver errors in plain words.
-
-    A class rather than @contextmanager: every verb enters it, and a generator costs ~1.5 µs more.
-    Made per use, not kept on the saver: a with_allowlist() clone must set up itself.
-    """
-
-    def __init__(self, saver: SqliteSaver) -> None:
-        self.saver = saver
-
-    def __enter__(self) -> None:
-        self.saver.lock.acquire()
-        try:
-            self.saver.setup()
-        except BaseException as exc:
-            self.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.saver.lock.release()
-        if isinstance(exc, (sqlite3.Error, ValueError)) and (better := sql.explain(exc)):
-            raise better from exc

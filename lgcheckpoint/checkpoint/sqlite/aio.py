@@ -3,7 +3,7 @@
 Read it side by side with ``sqlite/__init__.py``: each verb is the same lines with ``await``. The
 sync verbs exist for code running in another thread (a sync node inside ``ainvoke``): they hand
 the coroutine to the saver's event loop and wait; from the loop's own thread they would deadlock,
-so they raise instead. Next: ``checkpoint/postgres/`` (the same ideas on a server).
+so they raise instead. Next: ``checkpoint/postgres/sql.py`` (the same ideas on a server).
 """
 
 from __future__ import annotations
@@ -153,7 +153,6 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._write(sql.prune(thread_ids, strategy))
-
 
     # --- running statements --------------------------------------------------------------------
     async def _fetch(self, query: Query) -> list[Any]:

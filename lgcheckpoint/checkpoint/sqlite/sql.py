@@ -29,8 +29,13 @@ from lgcheckpoint.checkpoint.base import (
     CheckpointTuple,
     PendingWrite,
     RunnableConfig,
+    address,
+    as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    id_list,
+    prune_threads,
+    writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, StoreUnavailableError
@@ -96,29 +101,10 @@ class CheckpointRow(NamedTuple):
     metadata: bytes | None
 
 
-Address = tuple[str, str]  # (thread_id, checkpoint_ns)
-
 _KEY = "thread_id, checkpoint_ns, checkpoint_id"  # names one checkpoint; both tables start with it
 _REST = "parent_checkpoint_id, type, checkpoint, metadata"
 _WRITE_REST = "task_id, task_path, idx, channel, type, value"
 _COLUMNS = f"{_KEY}, {_REST}"
-
-
-# --- addresses -------------------------------------------------------------------------------
-def address(config: RunnableConfig) -> Address:
-    """Where a config points: its thread and namespace (a clear error if thread_id is missing)."""
-    configurable = (config or {}).get("configurable") or {}
-    if configurable.get("thread_id") is None:
-        raise ValueError(
-            'config needs a thread_id: pass {"configurable": {"thread_id": "..."}} to the saver'
-        )
-    return str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or "")
-
-
-def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
-    """The config that names one stored checkpoint."""
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
-                             "checkpoint_id": checkpoint_id}}
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -136,8 +122,8 @@ WRITES_SQL = {True: SELECT_WRITES.format(path="task_path"), False: SELECT_WRITES
 
 def select_checkpoint(config: RunnableConfig) -> Query:
     """The checkpoint a config names, or its thread's newest in that namespace."""
-    thread_id, ns = address(config)
-    if checkpoint_id := get_checkpoint_id(config):
+    thread_id, ns, checkpoint_id = address(config)
+    if checkpoint_id:
         return Query(SELECT_BY_ID, (thread_id, ns, checkpoint_id))
     return Query(SELECT_LATEST, (thread_id, ns))
 
@@ -186,7 +172,7 @@ def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None
     """What list() selects: a thread (namespace, id), metadata matches, ids older than before."""
     conditions: list[Condition] = []
     if config is not None:
-        conditions.append(("thread_id = ?", [address(config)[0]]))
+        conditions.append(("thread_id = ?", [address(config).thread_id]))
         if (ns := config["configurable"].get("checkpoint_ns")) is not None:
             conditions.append(("checkpoint_ns = ?", [ns]))
         if checkpoint_id := get_checkpoint_id(config):
@@ -274,7 +260,7 @@ REPLACE_WRITES, KEEP_WRITES = _INSERT_WRITES.format("REPLACE"), _INSERT_WRITES.f
 def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                       serde: SerializerProtocol) -> tuple[Query, RunnableConfig]:
     """The INSERT publishing a checkpoint (parent: the config's checkpoint_id), and its config."""
-    thread_id, ns = address(config)
+    thread_id, ns, parent_id = address(config)
     type_, blob = serde.dumps_typed(checkpoint)
     merged = get_checkpoint_metadata(config, metadata)
     try:
@@ -282,20 +268,15 @@ def insert_checkpoint(config: RunnableConfig, checkpoint: Checkpoint, metadata: 
     except (TypeError, ValueError) as exc:
         raise TypeError(f"checkpoint metadata must be JSON-serialisable (str, number, bool, None, "
                         f"list, dict): {exc}; nothing was written") from exc
-    query = Query(INSERT_CHECKPOINT, (thread_id, ns, checkpoint["id"], get_checkpoint_id(config),
-                                      type_, blob, meta))
-    saved = {"configurable": {"thread_id": config["configurable"]["thread_id"],
-                              "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
-    return query, saved
+    row = (thread_id, ns, checkpoint["id"], parent_id, type_, blob, meta)
+    query = Query(INSERT_CHECKPOINT, row)
+    return query, as_config(config["configurable"]["thread_id"], ns, checkpoint["id"])
 
 
 def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                   task_path: str, serde: SerializerProtocol) -> Query:
     """One task's writes; special channels (errors, interrupts...) replace, others never do."""
-    thread_id, ns = address(config)
-    if (checkpoint_id := get_checkpoint_id(config)) is None:
-        raise ValueError("put_writes needs the checkpoint_id the task ran from in "
-                         "config['configurable']")
+    thread_id, ns, checkpoint_id = writes_address(config)
     key, dumps = (thread_id, ns, str(checkpoint_id), task_id, task_path), serde.dumps_typed
     rows = [(*key, WRITES_IDX_MAP.get(channel, idx), channel, *dumps(value))
             for idx, (channel, value) in enumerate(writes)]
@@ -310,8 +291,6 @@ _NOT_LATEST = ("checkpoint_id < (SELECT MAX(checkpoint_id) FROM checkpoints AS n
                "WHERE newest.thread_id = checkpoints.thread_id "
                "AND newest.checkpoint_ns = checkpoints.checkpoint_ns)")
 
-PRUNE_STRATEGIES = ("keep_latest", "delete")
-
 
 def delete_thread(thread_id: str) -> list[Query]:
     """Forget every checkpoint and write of a thread, in all namespaces."""
@@ -321,7 +300,7 @@ def delete_thread(thread_id: str) -> list[Query]:
 
 def delete_for_runs(run_ids: Sequence[str]) -> list[Query]:
     """Delete the checkpoints whose metadata run_id is listed, with their writes."""
-    runs = (json.dumps([str(r) for r in _id_list(run_ids, "run_ids")]),)
+    runs = (json.dumps(id_list(run_ids, "delete_for_runs")),)
     return [
         Query(f"DELETE FROM writes WHERE ({_KEY}) IN (SELECT {_KEY} FROM checkpoints "
               f"WHERE {_OF_RUNS})", runs),
@@ -342,9 +321,7 @@ def copy_thread(source_thread_id: str, target_thread_id: str) -> list[Query]:
 
 def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
     """Delete whole threads, or all but each namespace's newest checkpoint (left parentless)."""
-    if strategy not in PRUNE_STRATEGIES:
-        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
-    threads = (json.dumps([str(t) for t in _id_list(thread_ids, "thread_ids")]),)
+    threads = (json.dumps(prune_threads(thread_ids, strategy)),)
     if strategy == "delete":
         return [Query(f"DELETE FROM {table} WHERE thread_id {_IN_LIST}", threads)
                 for table in ("writes", "checkpoints")]
@@ -358,16 +335,7 @@ def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
     ]
 
 
-def _id_list(ids: Sequence[str], name: str) -> Sequence[str]:
-    """Refuse a bare string, which would otherwise be read as a list of one-letter ids."""
-    if isinstance(ids, (str, bytes)):
-        raise TypeError(f"{name} must be a list of ids, not a single string: pass [{ids!r}]")
-    return ids
-
-
-# --- versions and errors ---------------------------------------------------------------------
-
-
+# --- errors ------------------------------------------------------------------------------------
 _AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
 
 

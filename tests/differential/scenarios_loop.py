@@ -1,8 +1,8 @@
-"""Issue 3 scenarios: the super-step loop, channels, reducers, edges, schemas, streams, durability.
+"""Scenarios of the super-step loop, channels, reducers, edges, schemas, streams, durability.
 
 Each scenario builds a small graph with ``lib``'s names and drives it through ``lib``'s recording
 verbs; the harness compares everything observed between LangGraph and lgcheckpoint.
-Next: ``scenarios_issue4.py`` (interrupts, time travel, failures, subgraphs).
+Next: ``scenarios_interrupts.py`` (interrupts, time travel, failures, subgraphs).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, registry
 
-ISSUE3, scenario = registry()
+LOOP, scenario = registry()
 
 
 class Trail(TypedDict, total=False):

@@ -1,5 +1,5 @@
-"""Issue 4 scenarios: interrupts and resuming, Command and Send, time travel, failures and retries,
-subgraphs. Same contract as ``scenarios_issue3.py``: ``scenario(lib)`` drives recording verbs.
+"""Scenarios of interrupts and resuming, Command and Send, time travel, failures and retries,
+subgraphs. Same contract as ``scenarios_loop.py``: ``scenario(lib)`` drives recording verbs.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Annotated
 from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, registry
-from tests.differential.scenarios_issue3 import Trail, thread, visit
+from tests.differential.scenarios_loop import Trail, thread, visit
 
-ISSUE4, scenario = registry()
+INTERRUPTS, scenario = registry()
 
 
 @scenario
@@ -380,7 +380,7 @@ def retry_exhausted(lib: Run):
 
 @scenario
 def command_as_input_goto(lib: Run):
-    """Command(goto=...) given to invoke: to a node, to a list, to END (LangGraph saves that write)."""
+    """Command(goto=...) given to invoke: a node, a list, END (LangGraph saves that write)."""
     g = lib.StateGraph(Trail)
     for name in ("a", "b", "c"):
         g.add_node(name, visit(name, lib))
@@ -641,3 +641,43 @@ def subgraph_streams_tasks_custom_checkpoints(lib: Run):
     modes = ["tasks", "custom", "checkpoints"]
     lib.stream(graph, {"trail": []}, thread(), stream_mode=modes, subgraphs=True)
     lib.stream(graph, {"trail": []}, thread("t2"), stream_mode="custom")  # without subgraphs=True
+
+
+@scenario
+def resume_with_nothing_pending_answers_no_later_interrupt(lib: Run):
+    """A Command(resume=...) sent when no interrupt waits must not answer the next run's one."""
+    def ask(state):
+        answer = lib.interrupt("name?")
+        return {"trail": [f"answer={answer}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "ask")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="ada"), cfg)
+    lib.invoke(graph, lib.Command(resume="stale"), cfg)  # nothing is pending now
+    lib.invoke(graph, {"trail": []}, cfg)  # a new run: its interrupt must ask again
+    lib.get_state(graph, cfg)
+
+
+@scenario
+def update_state_runs_an_async_conditional_edge(lib: Run):
+    """aupdate_state(as_node=X) awaits X's async conditional edge to choose what runs next."""
+    async def route(state):
+        return "b" if state["trail"][-1] == "go b" else "c"
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("b", visit("b", lib))
+    g.add_node("c", visit("c", lib))
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", route, ["b", "c"])
+    graph = g.compile(checkpointer=lib.saver(), interrupt_before=["b", "c"])
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)
+    lib.note("aupdate_state", lib.run_async(
+        graph.aupdate_state(cfg, {"trail": ["go b"]}, as_node="a")) is not None)
+    lib.get_state(graph, cfg)
+    lib.ainvoke(graph, None, cfg)

@@ -1,13 +1,13 @@
-"""Issue 4 acceptance: interrupts, time travel, failures, subgraphs behave as in LangGraph."""
+"""Interrupts, time travel, failures, subgraphs: each scenario behaves as in LangGraph."""
 
 import pytest
 
 from tests.differential.harness import assert_same, record
 from tests.differential.libs import LANGGRAPH, OURS
-from tests.differential.scenarios_issue4 import ISSUE4
+from tests.differential.scenarios_interrupts import INTERRUPTS
 
 
-@pytest.mark.parametrize("name", list(ISSUE4))
+@pytest.mark.parametrize("name", list(INTERRUPTS))
 def test_same_as_langgraph(name):
-    scenario = ISSUE4[name]
+    scenario = INTERRUPTS[name]
     assert_same(name, record(scenario, LANGGRAPH), record(scenario, OURS))

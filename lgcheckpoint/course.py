@@ -1,0 +1,78 @@
+"""Helpers for the course notebooks: check an exercise, and show the source that implements an idea.
+
+``check(condition, hint)`` prints "right" or "not yet: <hint>" and returns whether it held; a
+condition may be a callable, so a check can run before the student has defined their answer.
+``show_source("pregel/algo.py: apply_writes")`` displays a function of this package with its file
+and line numbers, so every chapter can end by reading the code it explained. Nothing in the
+runtime imports this module. Next: course_pictures.py
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+def check(condition: bool | Callable[[], bool], hint: str) -> bool:
+    """Print "right" when the condition holds, else "not yet: <hint>"; a failing call counts as not yet."""
+    try:
+        ok = bool(condition() if callable(condition) else condition)
+    except Exception as error:  # noqa: BLE001 -- a half-written answer is "not yet", not a traceback
+        print(f"not yet: {hint} ({type(error).__name__}: {error})")
+        return False
+    print("right" if ok else f"not yet: {hint}")
+    return ok
+
+
+class Source:
+    """A function's source as the notebook shows it: Markdown (file, lines, code) and plain text."""
+
+    def __init__(self, where: str, first_line: int, code: str):
+        self.where, self.first_line, self.code = where, first_line, code
+
+    @property
+    def last_line(self) -> int:
+        return self.first_line + self.code.count("\n") - (1 if self.code.endswith("\n") else 0)
+
+    def heading(self) -> str:
+        return f"lgcheckpoint/{self.where}, lines {self.first_line}-{self.last_line}"
+
+    def _repr_markdown_(self) -> str:
+        return f"**`{self.heading()}`**\n\n```python\n{self.code.rstrip()}\n```"
+
+    def __repr__(self) -> str:
+        return f"# {self.heading()}\n{self.code.rstrip()}"
+
+
+def find_source(spec: str) -> Source:
+    """Resolve "path/to/module.py: name" (name may be "Class.method") inside lgcheckpoint."""
+    path, sep, name = (part.strip() for part in spec.partition(":"))
+    if not sep or not path.endswith(".py") or not name:
+        raise ValueError(f"write the source as 'file.py: name', e.g. 'pregel/algo.py: apply_writes', "
+                         f"not {spec!r}")
+    file = PACKAGE / path
+    if not file.is_file():
+        raise ValueError(f"no file lgcheckpoint/{path}; paths are relative to the package, "
+                         f"e.g. 'checkpoint/memory.py'")
+    module_path = ".".join(file.relative_to(PACKAGE.parent).with_suffix("").parts)
+    obj = importlib.import_module(module_path.removesuffix(".__init__"))
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"lgcheckpoint/{path} has no {name!r}")
+        obj = getattr(obj, part)
+    obj = inspect.unwrap(obj)
+    lines, first = inspect.getsourcelines(obj)
+    return Source(f"{path}: {name}", first, "".join(lines))
+
+
+def show_source(*specs: str) -> None:
+    """Display each "file.py: name" of lgcheckpoint as a code block headed by its file and lines."""
+    # imported here: only notebooks call this, and the package does not depend on IPython
+    from IPython.display import display
+
+    for spec in specs:
+        display(find_source(spec))

@@ -1,0 +1,175 @@
+"""Durability: when a task's writes and a step's checkpoint reach the saver. Decided only here.
+
+    durability | after a task finishes       | after a step ends        | at exit
+    -----------+-----------------------------+--------------------------+-------------------------
+    "sync"     | put_writes (the last task's | put; the run waits until | held writes go alone
+               | wait to share the put)      | it is stored             |
+    "async"    | the same, in the background | put, in the background   | wait for every call
+    "exit"     | nothing (the loop keeps it) | nothing                  | the last checkpoint,
+               |                             |                          | then its pending writes
+
+Write first, publish last: calls run one after another in the order queued, so a checkpoint is
+never stored before the writes that made it. The step's last writes are *held* and travel with
+the step's put in one ``put_writes_and_checkpoint`` (one transaction on SQLite and Postgres); a
+crash before that commit loses both, and the task reruns. After a failed call nothing later runs
+(no checkpoint without its writes); the error surfaces at the next step. Next: pregel/stream.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any, Callable, NamedTuple
+
+from lgcheckpoint.checkpoint.base import (
+    ChannelVersions, Checkpoint, CheckpointMetadata, PutWrites, RunnableConfig,
+)
+
+
+class Put(NamedTuple):
+    """The arguments of one ``put``: publish a checkpoint after the one ``config`` names."""
+
+    config: RunnableConfig
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    new_versions: ChannelVersions  # channels whose values changed since the last put
+
+
+class SaveQueue:
+    """What the loop hands over (a task's writes, a step's checkpoint) and when it is saved."""
+
+    def __init__(self, saver: Any, durability: str) -> None:
+        self.saver, self.durability = saver, durability
+        self.saves_steps = saver is not None and durability != "exit"
+        self.saves_at_exit = saver is not None and durability == "exit"
+        self.held: PutWrites | None = None  # the step's last writes, waiting for its put
+        self.hold_lock = threading.Lock()  # tasks of a subgraph may commit from other threads
+        self.error: BaseException | None = None  # the first failed call; later ones are skipped
+
+    def after_task(self, writes: PutWrites, last_of_step: bool) -> None:
+        """A task finished: save its writes now, or hold them for the step's put if last."""
+        if not self.saves_steps:
+            return
+        with self.hold_lock:
+            self.release()  # anything held goes first: the queue keeps the order of calls
+            if last_of_step:
+                self.held = writes
+            else:
+                self.send_writes(writes)
+
+    def after_step(self, put: Put) -> None:
+        """A step ended: publish its checkpoint (with the held writes, in one commit)."""
+        if not self.saves_steps:
+            return
+        with self.hold_lock:
+            held, self.held = self.held, None
+        if held is None:
+            self.send_put(put)
+        else:
+            self.send_writes_and_put(held, put)
+
+    def at_exit(self, put: Put | None, writes: list[PutWrites]) -> None:
+        """The run stops: held writes go alone; "exit" saves the last checkpoint, then writes."""
+        with self.hold_lock:
+            self.release()
+        if self.saves_at_exit:
+            if put is not None:
+                self.send_put(put)
+            for task_writes in writes:
+                self.send_writes(task_writes)
+
+    def release(self) -> None:
+        """Send held writes on their own (no checkpoint follows them, e.g. the step failed)."""
+        if self.held is not None:
+            self.send_writes(self.held)
+            self.held = None
+
+    def send_writes(self, writes: PutWrites) -> None:
+        self.submit(self.put_writes, *writes)
+
+    def send_put(self, put: Put) -> None:
+        self.submit(self.put, *put)
+
+    def send_writes_and_put(self, writes: PutWrites, put: Put) -> None:
+        self.submit(self.put_writes_and_checkpoint, writes, *put)
+
+
+class SyncSaveQueue(SaveQueue):
+    """Saver calls on one worker thread ("sync": inline, in the caller's thread)."""
+
+    def __init__(self, saver: Any, durability: str) -> None:
+        super().__init__(saver, durability)
+        if saver is not None:  # the saver's sync verbs
+            self.put_writes, self.put = saver.put_writes, saver.put
+            self.put_writes_and_checkpoint = saver.put_writes_and_checkpoint
+        background = durability != "sync"
+        self.worker = concurrent.futures.ThreadPoolExecutor(1) if background else None
+        self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
+
+    def submit(self, verb: Callable, *args: Any) -> None:
+        if self.worker is None:
+            self.call(verb, args)
+        else:
+            self.last = self.worker.submit(self.call, verb, args)
+
+    def call(self, verb: Callable, args: tuple) -> None:
+        if self.error is None:
+            try:
+                verb(*args)
+            except BaseException as exc:  # kept, re-raised to the caller at flush
+                self.error = exc
+
+    def end_of_step(self) -> None:
+        """"sync" waits for the step's saves; any durability stops at an earlier failure."""
+        if self.durability == "sync" or self.error is not None:
+            self.flush()
+
+    def flush(self) -> None:
+        """Wait until every queued call is done; raise the first saver error."""
+        if self.last is not None:
+            self.last.result()
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        """Flush and stop the worker (only the run that made the queue closes it)."""
+        if self.worker is not None:
+            self.worker.shutdown(wait=True)
+        self.flush()
+
+
+class AsyncSaveQueue(SaveQueue):
+    """Async twin: each call is an asyncio task that first awaits the one queued before it."""
+
+    def __init__(self, saver: Any, durability: str) -> None:
+        super().__init__(saver, durability)
+        if saver is not None:  # the saver's async verbs
+            self.put_writes, self.put = saver.aput_writes, saver.aput
+            self.put_writes_and_checkpoint = saver.aput_writes_and_checkpoint
+        self.last: asyncio.Future | None = None
+        self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
+
+    def submit(self, verb: Callable, *args: Any) -> None:
+        self.last = asyncio.ensure_future(self.call(self.last, verb, args))
+
+    async def call(self, previous: asyncio.Future | None, verb: Callable, args: tuple) -> None:
+        if previous is not None:
+            await previous
+        if self.error is None:
+            try:
+                await verb(*args)
+            except BaseException as exc:
+                self.error = exc
+
+    async def end_of_step(self) -> None:
+        if self.durability == "sync" or self.error is not None:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self.last is not None:
+            await self.last
+        if self.error is not None:
+            raise self.error
+
+    close = flush  # nothing to shut down: each call is an asyncio task

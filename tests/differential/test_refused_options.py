@@ -1,0 +1,58 @@
+"""What we refuse that LangGraph accepts: LangGraph's behaviour beside our clear error.
+
+An option accepted and ignored teaches a false thing; these show what LangGraph does with each
+(so the refusal hides nothing that works there) and that ours names the option.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated
+
+import pytest
+from typing_extensions import TypedDict
+
+from tests.differential.libs import LANGGRAPH, OURS
+
+
+class Trail(TypedDict):
+    trail: Annotated[list[str], operator.add]
+
+
+def one_node_graph(lib, **add_node_options):
+    g = lib.StateGraph(Trail)
+    g.add_node("a", lambda state: {"trail": ["a"]}, **add_node_options)
+    g.add_edge(lib.START, "a")
+    return g
+
+
+def test_messages_stream_mode_streams_nothing_on_langgraph_and_is_refused_here():
+    """Without a LangChain chat model LangGraph's "messages" mode emits no chunk at all."""
+    graph = one_node_graph(LANGGRAPH).compile()
+    assert list(graph.stream({"trail": []}, stream_mode="messages")) == []
+    assert list(graph.stream({"trail": []}, stream_mode=["messages", "updates"])) == [
+        ("updates", {"a": {"trail": ["a"]}})]
+    ours = one_node_graph(OURS).compile()
+    for mode in ("messages", ["messages", "updates"]):
+        with pytest.raises(ValueError, match="stream_mode='messages'.*custom"):
+            list(ours.stream({"trail": []}, stream_mode=mode))
+
+
+@pytest.mark.parametrize(("where", "call"), [
+    ("add_node(error_handler=", lambda lib: one_node_graph(lib, error_handler=lambda e: None)),
+    ("compile(store=", lambda lib: one_node_graph(lib).compile(store=object())),
+    ("compile(cache=", lambda lib: one_node_graph(lib).compile(cache=object())),
+    ("stream(context=", lambda lib: one_node_graph(lib).compile().invoke({"trail": []},
+                                                                      context={"user": 1})),
+])
+def test_options_we_do_not_implement_are_refused_by_name(where, call):
+    call(LANGGRAPH)  # accepted there
+    with pytest.raises(TypeError, match=f"does not implement {where.replace('(', '[(]')}"):
+        call(OURS)
+
+
+def test_an_unknown_option_is_ignored_by_langgraph_and_refused_here():
+    call = lambda lib: one_node_graph(lib).compile().invoke({"trail": []}, no_such_option=1)
+    assert call(LANGGRAPH) == {"trail": ["a"]}
+    with pytest.raises(TypeError, match="no_such_option"):
+        call(OURS)
