@@ -20,7 +20,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TypedDict
 
+import matplotlib.pyplot as plt
+
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+from lgcheckpoint.course import check, show_source
 from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
 from lgcheckpoint.graph import END, START, StateGraph
 from lgcheckpoint.types import Command, interrupt
@@ -90,8 +93,10 @@ def forks(thread_id: str) -> int:
 # `multitask_strategy="off"` turns the guard off. All four answers run the node.
 
 # %%
+acted = {}  # strategy -> how many times the approving node acted on one question
 published.clear()
 outcomes = race("post-off", "off")
+acted["off"] = len(published)
 print(dict(outcomes))
 print("the node acted more than once:", len(published) > 1)
 print("the thread forked:", forks("post-off") > 0)
@@ -104,6 +109,7 @@ print("the thread forked:", forks("post-off") > 0)
 # %%
 published.clear()
 outcomes = race("post-reject", "reject")
+acted["reject"] = len(published)
 print("ran:", outcomes["ran"], " refused:", outcomes["refused: busy"] + outcomes["refused: stale"])
 print("the node acted", len(published), "time; forks:", forks("post-reject"))
 
@@ -115,8 +121,20 @@ print("the node acted", len(published), "time; forks:", forks("post-reject"))
 # %%
 published.clear()
 outcomes = race("post-enqueue", "enqueue")
+acted["enqueue"] = len(published)
 print(dict(outcomes))
 print("the node acted", len(published), "time; forks:", forks("post-enqueue"))
+
+# %% [markdown]
+# Four clicks on one question, three ways:
+
+# %%
+fig, ax = plt.subplots(figsize=(5, 2.2))
+ax.barh(list(acted), list(acted.values()), color=["#c44", "#4a4", "#4a4"])
+ax.set_xlabel("times the approving node acted (4 humans answered)")
+ax.set_xlim(0, 4.5)
+plt.tight_layout()
+plt.show()
 
 # %% [markdown]
 # A stale answer says what happened and what to do:
@@ -142,29 +160,49 @@ print("checkpoints before and after:", before, len(list(saver.list(config))))
 print(sorted(p.name for p in Path(db).parent.iterdir() if "threadlock" in p.name))
 
 # %% [markdown]
-# ## Where it lives
-# - `lgcheckpoint/guard.py`: `guarded` wraps `Pregel.stream` (`aguarded`: `astream`);
-#   `Claim.acquire` takes the thread (waits or refuses); `Claim.check_answer` refuses a stale
-#   `Command(resume=...)` before the run writes anything.
-# - `lgcheckpoint/checkpoint/locks.py`: `FileLocks` (SQLite), `AdvisoryLocks` (Postgres),
-#   `thread_key` (the 64-bit hash of the thread).
-#
-# ## Exercises
-# 1. The graph loops back and asks a *new* question after an answer. A plain
-#    `Command(resume="yes")` sent late would answer the new question. How can a client make sure
-#    its answer is for the question it saw?
-# 2. Why is `enqueue` the default rather than `reject`?
+# ### Exercise 1 · Answer the question you saw
+# The graph can ask again on the same thread (here: a new input asks a new question). A plain
+# `Command(resume="yes")` sent late would answer the *new* question. Answer by interrupt id
+# instead: run thread `"by-id"` to its question, answer it by id, start it again with new input,
+# then send the same answer by id once more and store the error you get in `late_error`.
+
+# %%
+late_error = None  # your answer
+
+# %% [check]
+def check_1():
+    return check(lambda: isinstance(late_error, StaleResumeError)
+                 and "no longer wait" in str(late_error),
+                 "answer with Command(resume={interrupt.id: value}); the second time, catch "
+                 "StaleResumeError")
+
+
+check_1()
 
 # %% [solution]
-# 1: answer by interrupt id. An id that no longer waits is refused as stale.
-config = {"configurable": {"thread_id": "by-id"}}
-asked = graph.invoke({"text": "v1"}, config)["__interrupt__"][0]
-graph.invoke(Command(resume={asked.id: "yes"}), config)
-graph.invoke({"text": "v2"}, config)  # a new question on the same thread
+# Solution: an interrupt id that no longer waits is refused as stale, even while a new one waits.
+by_id = {"configurable": {"thread_id": "by-id"}}
+asked = graph.invoke({"text": "v1"}, by_id)["__interrupt__"][0]
+graph.invoke(Command(resume={asked.id: "yes"}), by_id)
+graph.invoke({"text": "v2"}, by_id)  # a new question on the same thread
 try:
-    graph.invoke(Command(resume={asked.id: "yes"}), config)
+    graph.invoke(Command(resume={asked.id: "yes"}), by_id)
 except StaleResumeError as err:
-    print("refused:", "no longer wait" in str(err))
-# 2: a library call that waits for another call to finish is what a lock in any Python library
-# does; a correct program never sees an error it did not cause. A UI that would rather tell the
-# user "someone else is answering" passes multitask_strategy="reject".
+    late_error = err
+check_1()
+
+# %% [markdown]
+# Why is `enqueue` the default rather than `reject`? A library call that waits for another call
+# to finish is what a lock in any Python library does: a correct program never sees an error it
+# did not cause. A UI that would rather say "someone else is answering" passes
+# `multitask_strategy="reject"`.
+#
+# ## Read it in the source
+# `guarded` wraps `Pregel.stream` (`aguarded`: `astream`) and holds the thread for the whole run;
+# `Claim.acquire` takes it (waits or refuses); `Claim.check_answer` refuses a stale
+# `Command(resume=...)` before the run writes anything. `checkpoint/locks.py` has the locks other
+# processes see: `FileLocks` (SQLite) and `AdvisoryLocks` (Postgres).
+
+# %%
+show_source("guard.py: guarded", "guard.py: Claim.acquire", "guard.py: Claim.check_answer",
+            "checkpoint/locks.py: FileLocks.try_lock")
