@@ -2,7 +2,11 @@
 
 ``tour`` runs the travel planner on a SQLite file, answers its approval question, prints every
 checkpoint and writes a standalone HTML report. ``inspect`` does the same for any checkpoint
-database — a SQLite file or a Postgres URI, ours or LangGraph's — without building foreign types.
+database — a SQLite file or a Postgres URI, ours or LangGraph's — without building foreign types
+and without changing anything: a SQLite file is opened immutable (no ``-wal``/``-shm`` files
+appear beside it) unless a writer's WAL is live, a Postgres session is read-only. Every problem
+the user can fix is one line on stderr (exit code 2); a reader that stops early (``| head``) ends
+the output quietly.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import html
+import os
 import sqlite3
 import sys
 from contextlib import ExitStack
@@ -17,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 REQUIRED_SQLITE_TABLES = {"checkpoints", "writes"}
+REQUIRED_POSTGRES_TABLES = ("checkpoints", "checkpoint_writes", "checkpoint_blobs")
+# a foreign database can hold anything: the terminal gets bounded lines
+THREADS_LISTED = 20  # thread ids named in the "threads:" line
+LINES_PER_HISTORY = 200  # newest checkpoints printed per namespace (--all prints every one)
+NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
+FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
 
 
 class CliError(Exception):
@@ -30,11 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     tour = commands.add_parser("tour", help="run the travel-planner tour and write an HTML report")
     tour.add_argument("--db", default="lgcheckpoint-tour.sqlite", help="SQLite file to write")
     tour.add_argument("--html", default="lgcheckpoint-tour.html", help="report to write")
-    tour.add_argument("--answer", default="approve", help="the human's answer to the approval question")
-    inspect = commands.add_parser("inspect", help="show the checkpoints of a SQLite file or Postgres URI")
+    tour.add_argument("--answer", default="approve",
+                      help="the human's answer to the approval question")
+    inspect = commands.add_parser("inspect",
+                                  help="show the checkpoints of a SQLite file or Postgres URI")
     inspect.add_argument("db", help="a SQLite file, or a postgresql:// URI")
     inspect.add_argument("--thread", help="thread id (default: list the threads, show the first)")
     inspect.add_argument("--html", help="also write a standalone HTML report here")
+    inspect.add_argument("--all", action="store_true",
+                         help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
+                              "of each namespace)")
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
 
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
@@ -42,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "studio":
         return studio_app.main(args)
     try:
+        check_report_path(args.html)
         with ExitStack() as stack:
             if args.command == "tour":
                 saver, config = run_tour(stack, args.db, args.answer)
@@ -50,13 +67,38 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 saver = open_saver(stack, args.db)
                 config = {"configurable": {"thread_id": pick_thread(saver, args.thread)}}
-                print_history(saver, config)
+                print_history(saver, config, every=args.all)
                 if args.html:
                     write_report(saver, config, args.html, title=f"lgcheckpoint inspect {args.db}")
     except CliError as err:
-        print(f"lgcheckpoint: {err}", file=sys.stderr)
+        print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
     return 0
+
+
+def one_line(err: BaseException) -> str:
+    """Driver messages span lines (psycopg adds hints); the terminal gets one."""
+    return " ".join(str(err).split())
+
+
+def say(text: str = "") -> None:
+    """Print a line; if the reader has gone (``| head``), keep working with output discarded."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def check_report_path(out: str | None) -> None:
+    """Refuse a report path we cannot write before printing anything."""
+    if out is None:
+        return
+    folder = Path(out).resolve().parent
+    if not folder.is_dir():
+        raise CliError(f"cannot write the report {out}: folder {folder} does not exist "
+                       "(create it, or give --html a path in an existing folder)")
+    if Path(out).is_dir():
+        raise CliError(f"cannot write the report {out}: it is a folder; give a file name")
 
 
 def run_tour(stack: ExitStack, db: str, answer: str) -> tuple[Any, dict]:
@@ -70,35 +112,39 @@ def run_tour(stack: ExitStack, db: str, answer: str) -> tuple[Any, dict]:
     config = {"configurable": {"thread_id": "tour"}}
     saver.delete_thread("tour")  # a rerun starts the thread afresh
     asked = graph.invoke({"destination": "Kyoto", "days": 3}, config)["__interrupt__"][0].value
-    print(f"the graph stopped and asks: {asked['question']} ({asked['plan']})  -> answering {answer!r}")
+    say(f"the graph stopped and asks: {asked['question']} ({asked['plan']})  "
+        f"-> answering {answer!r}")
     result = graph.invoke(Command(resume=answer), config)
-    print("final state:", {k: v for k, v in result.items() if k != "__interrupt__"})
-    print(f"checkpoints saved in {db}\n")
+    state = {k: v for k, v in result.items() if k != "__interrupt__"}
+    if result.get("__interrupt__"):  # a rejected plan is redrafted and asked about again
+        again = result["__interrupt__"][0].value
+        say(f"the graph stopped again and asks: {again['question']} ({again['plan']}); "
+            "it waits for an answer (no final state yet)")
+        say(f"state so far: {state}")
+    else:
+        say(f"final state: {state}")
+    say(f"checkpoints saved in {db}\n")
     return saver, config
 
 
 def open_saver(stack: ExitStack, target: str) -> Any:
-    """A read-only-minded saver for a SQLite file or Postgres URI that builds no foreign types."""
+    """A read-only saver for a SQLite file or Postgres URI that builds no foreign types."""
     from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     serde = JsonPlusSerializer(inspect=True)
     if target.startswith(("postgresql://", "postgres://")):
-        from lgcheckpoint.checkpoint.postgres import PostgresSaver
-
-        try:
-            saver = stack.enter_context(PostgresSaver.from_conn_string(target))
-        except Exception as err:
-            raise CliError(f"cannot connect to {target}: {err}") from err
-        saver.serde = serde
-        return saver
+        return open_postgres(stack, target, serde)
     path = Path(target)
     if not path.is_file():
-        raise CliError(f"no such file: {target} (give a SQLite checkpoint database or a postgresql:// URI)")
+        raise CliError(f"no such file: {target} "
+                       "(give a SQLite checkpoint database or a postgresql:// URI)")
     try:
-        conn = stack.enter_context(sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False))
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        conn = stack.enter_context(
+            sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False))
+        tables = {row[0] for row in
+                  conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as err:
-        raise CliError(f"{target} is not a SQLite database ({err})") from err
+        raise CliError(f"{target} is not a SQLite database we can read ({one_line(err)})") from err
     if not REQUIRED_SQLITE_TABLES <= tables:
         raise CliError(f"{target} has no checkpoint tables (found: {sorted(tables) or 'none'}); "
                        "was it written by SqliteSaver?")
@@ -109,35 +155,100 @@ def open_saver(stack: ExitStack, target: str) -> Any:
     return saver
 
 
+def read_only_uri(path: Path) -> str:
+    """Immutable when the file holds everything; read-only when a writer's WAL is live."""
+    uri = path.resolve().as_uri()
+    if Path(f"{path}-wal").exists():  # a live WAL holds the newest pages: read it too
+        return uri + "?mode=ro"
+    return uri + "?immutable=1"  # no locks, no -wal/-shm files: the folder is left as it was
+
+
+def open_postgres(stack: ExitStack, target: str, serde: Any) -> Any:
+    """A read-only session on a database that has the checkpoint tables."""
+    import psycopg
+
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+
+    try:
+        conn = stack.enter_context(psycopg.connect(
+            target, autocommit=True, prepare_threshold=0, connect_timeout=10,
+            options="-c default_transaction_read_only=on"))
+        found = conn.execute("SELECT " + ", ".join(
+            f"to_regclass('{t}')" for t in REQUIRED_POSTGRES_TABLES)).fetchone()
+    except psycopg.Error as err:
+        raise CliError(f"cannot read {target}: {one_line(err)}") from err
+    if missing := [t for t, oid in zip(REQUIRED_POSTGRES_TABLES, found) if oid is None]:
+        raise CliError(
+            f"{target} has no checkpoint tables (missing: {', '.join(missing)}); inspect only "
+            "reads and never creates them: give the database (and search_path) your graph's "
+            "PostgresSaver writes to")
+    return PostgresSaver(conn, serde=serde)
+
+
 def pick_thread(saver: Any, wanted: str | None) -> str:
-    """The thread to show: the one asked for, else the first; list them either way."""
-    threads = sorted({t.config["configurable"]["thread_id"] for t in saver.list(None)})
-    if not threads:
+    """The thread to show: the one asked for, else the first; name a few of them either way."""
+    marker = "?" if isinstance(saver.conn, sqlite3.Connection) else "%s"
+    total = saver.conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    if not total:
         raise CliError("the database holds no checkpoints")
-    print(f"threads: {', '.join(threads)}")
+    first = [row[0] for row in saver.conn.execute(  # by SQL: no checkpoint is read for a name
+        f"SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id LIMIT {THREADS_LISTED}")]
+    more = f" … ({total} threads; --thread picks one)" if total > len(first) else ""
+    say(f"threads: {', '.join(plain(t) for t in first)}{more}")
     if wanted is None:
-        return threads[0]
-    if wanted not in threads:
-        raise CliError(f"unknown thread {wanted!r}; the database has: {', '.join(threads)}")
+        return first[0]
+    found = saver.conn.execute(
+        f"SELECT 1 FROM checkpoints WHERE thread_id = {marker} LIMIT 1", (wanted,)).fetchone()
+    if found is None:
+        raise CliError(f"unknown thread '{plain(wanted)}'; the database has: "
+                       f"{', '.join(plain(t) for t in first)}{more}")
     return wanted
 
 
-def print_history(saver: Any, config: dict) -> None:
-    """One line per checkpoint, oldest first: the lineage as text."""
+def plain(value: Any, width: int = FIELD_WIDTH) -> str:
+    """Stored text as one safe terminal field: control characters escaped, long text cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def print_history(saver: Any, config: dict, every: bool = False) -> None:
+    """One line per checkpoint, oldest first: the root graph, then each subgraph namespace."""
     from lgcheckpoint.viz import load_history
 
     history = load_history(saver, config)
-    print(f"thread {config['configurable']['thread_id']!r}: {len(history)} checkpoints")
-    for step in history.steps:
-        marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
-        parent = step.parent or "-"
-        print(f"  {step.key:<4} step {step.step:>3} {step.source:<6} parent {parent:<4} "
-              f"updated {','.join(step.updated_channels) or '-':<30} next {','.join(step.next) or '-'}{marks}")
+    histories = [history, *history.subgraphs.values()]
+    total = sum(len(h) for h in histories)
+    subs = len(history.subgraphs)
+    split = f" ({len(history)} in the root graph, {total - len(history)} in {subs} subgraph " \
+            f"namespace{'s' * (subs != 1)})" if subs else ""
+    say(f"thread '{plain(config['configurable']['thread_id'])}': {total} checkpoints{split}")
+    shown = histories if every else histories[:NAMESPACES_LISTED + 1]
+    for part in shown:
+        if part.ns:
+            say(f" subgraph '{plain(part.ns, 2 * FIELD_WIDTH)}': {len(part)} checkpoints")
+        steps = part.steps if every else part.steps[-LINES_PER_HISTORY:]
+        if len(steps) < len(part.steps):
+            say(f"  … {len(part.steps) - len(steps)} older checkpoints not shown "
+                "(--all shows them)")
+        for step in steps:
+            marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
+            parent = step.parent or "-"
+            updated = plain(",".join(step.updated_channels) or "-")
+            after = plain(",".join(step.next)) or "-"
+            say(f"  {step.key:<4} step {step.step:>3} {plain(step.source, 8):<6} parent "
+                f"{parent:<4} updated {updated:<30} next {after}{marks}")
+    if len(shown) < len(histories):
+        say(f" … {len(histories) - len(shown)} more subgraph namespaces (--all shows them)")
 
 
 def write_report(saver: Any, config: dict, out: str, title: str) -> None:
     """A standalone HTML page: lineage SVG, version table, versions_seen matrix."""
-    from lgcheckpoint.viz import ChannelVersionTable, GraphvizNotFound, LineageGraph, VersionsSeenMatrix
+    from lgcheckpoint.viz import (
+        ChannelVersionTable,
+        GraphvizNotFound,
+        LineageGraph,
+        VersionsSeenMatrix,
+    )
 
     parts = [f"<h1>{html.escape(title)}</h1>"]
     try:
@@ -145,10 +256,16 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
     except GraphvizNotFound as err:
         parts += ["<h2>Lineage</h2>", f"<p>{html.escape(str(err))}</p>"]
     parts += ["<h2>Channel versions</h2>",  # wide tables scroll instead of overflowing the page
-              f"<div style='overflow-x:auto'>{ChannelVersionTable(saver, config)._repr_html_()}</div>"]
+              ("<div style='overflow-x:auto'>"
+               f"{ChannelVersionTable(saver, config)._repr_html_()}</div>")]
     png = VersionsSeenMatrix(saver, config).png()
     parts += ["<h2>versions_seen at the head</h2>",
-              f'<img alt="versions_seen matrix" src="data:image/png;base64,{base64.b64encode(png).decode()}">']
-    Path(out).write_text("<!doctype html><meta charset='utf-8'><body style='font-family:sans-serif'>"
-                         + "\n".join(parts) + "</body>")
-    print(f"\nreport written to {out}")
+              ('<img alt="versions_seen matrix" '
+               f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')]
+    try:
+        Path(out).write_text("<!doctype html><meta charset='utf-8'>"
+                             "<body style='font-family:sans-serif'>"
+                             + "\n".join(parts) + "</body>")
+    except OSError as err:
+        raise CliError(f"cannot write the report {out}: {err.strerror or err}") from err
+    say(f"\nreport written to {out}")

@@ -6,7 +6,7 @@ serializer's errors live with them (checkpoint/errors.py) and are re-exported he
 
 from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
-    SaverNotSetUpError, SyncCallOnEventLoopError, UnsafeTypeError,
+    SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
 
 
@@ -48,3 +48,11 @@ def refuse_unimplemented(call: str, options: dict) -> None:
         if value not in (None, False, (), "v1"):
             raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
                             "or run this graph on LangGraph")
+
+
+class ThreadBusyError(RuntimeError):
+    """Another run holds the thread (multitask_strategy='reject', or waiting would never end)."""
+
+
+class StaleResumeError(RuntimeError):
+    """Command(resume=...) answers an interrupt that no longer waits: someone answered first."""

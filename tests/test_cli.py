@@ -1,4 +1,4 @@
-"""The ``lgcheckpoint`` command: the tour and ``inspect`` on ours and on a LangGraph-written file."""
+"""The ``lgcheckpoint`` command: the tour, and ``inspect`` on ours and on a LangGraph file."""
 
 import sqlite3
 import subprocess
@@ -30,9 +30,12 @@ def test_inspect_reads_a_langgraph_written_database_without_building_its_types(t
     assert "threads: ticket-42" in out and "8 checkpoints" in out
     assert "c5   step   2 update parent c2" in out  # the fork
     assert FIXTURE.read_bytes() == before, "inspect must not write to the file"
-    code = "import lgcheckpoint.cli as c, sys; c.main(['inspect', sys.argv[1]]); print(sorted(m for m in sys.modules if m.startswith('langchain')))"
-    res = subprocess.run([sys.executable, "-c", code, str(FIXTURE)], capture_output=True, text=True, check=True)
-    assert res.stdout.strip().endswith("[]"), "inspect imported langchain: it must show foreign types inertly"
+    code = ("import lgcheckpoint.cli as c, sys; c.main(['inspect', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith('langchain')))")
+    res = subprocess.run([sys.executable, "-c", code, str(FIXTURE)], capture_output=True,
+                         text=True, check=True)
+    assert res.stdout.strip().endswith("[]"), \
+        "inspect imported langchain: it must show foreign types inertly"
 
 
 def test_inspect_errors_say_what_to_do(tmp_path, capsys):
@@ -48,6 +51,7 @@ def test_inspect_errors_say_what_to_do(tmp_path, capsys):
     assert main(["inspect", str(other)]) == 2
     assert "no checkpoint tables" in capsys.readouterr().err
     with sqlite3.connect(other) as conn:
-        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["t"], "inspect wrote tables"
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+        assert tables == ["t"], "inspect wrote tables"
     assert main(["inspect", str(FIXTURE), "--thread", "nope"]) == 2
     assert "unknown thread 'nope'; the database has: ticket-42" in capsys.readouterr().err

@@ -37,5 +37,9 @@ class SaverNotSetUpError(RuntimeError):
     """A saver's tables do not exist yet: call ``saver.setup()`` once on that database."""
 
 
+class StoreUnavailableError(RuntimeError):
+    """The database failed or went away during a saver call; what was committed is intact."""
+
+
 class SyncCallOnEventLoopError(asyncio.InvalidStateError, RuntimeError):
     """An async saver's sync method was called on its own event loop, where it would deadlock."""

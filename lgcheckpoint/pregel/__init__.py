@@ -17,6 +17,7 @@ from lgcheckpoint.constants import (
     ROOT_STREAM_MODES, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
+from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -94,6 +95,7 @@ class Pregel:
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
 
+    @guarded  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
@@ -127,6 +129,7 @@ class Pregel:
         yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
+    @aguarded
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,

@@ -38,7 +38,7 @@ from lgcheckpoint.checkpoint.base import (
 from lgcheckpoint.checkpoint.postgres import sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.errors import SaverNotSetUpError
+from lgcheckpoint.checkpoint.errors import SaverNotSetUpError, StoreUnavailableError
 
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 
@@ -168,10 +168,16 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
             yield conn
 
     def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
-        """Rows of one query, as dicts."""
-        with self._connection() as conn:
-            cursor = cursor_of(self.cursors, conn)
-            return cursor.execute(statement.query, statement.params).fetchall()
+        """Rows of one query, as dicts (a pool's dead connection is replaced and read again)."""
+        for attempt in (1, 2):
+            try:
+                with self._connection() as conn:
+                    cursor = cursor_of(self.cursors, conn)
+                    return cursor.execute(statement.query, statement.params).fetchall()
+            except PostgresUnavailableError:
+                if attempt == 2 or not isinstance(self.conn, ConnectionPool):
+                    raise
+        raise AssertionError("unreachable")
 
     def _execute(self, statement: Statement | None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
@@ -192,8 +198,12 @@ def cursor_of(cursors: weakref.WeakKeyDictionary, conn: Any) -> Any:
 def _borrow(conn: Conn) -> Iterator[Connection]:
     """The connection itself, or one lent by the pool for the duration."""
     if isinstance(conn, ConnectionPool):
-        with conn.connection() as lent:
-            yield lent
+        try:
+            with conn.connection() as lent:
+                yield lent
+        except psycopg.OperationalError:
+            conn.check()  # drop every dead connection now: the next call gets a live one
+            raise
     else:
         yield conn
 
@@ -221,6 +231,18 @@ def _explain_errors() -> Iterator[None]:
             f"the checkpoint tables are missing ({exc.diag.message_primary}); "
             "call saver.setup() once on this database before using the saver"
         ) from exc
+    except psycopg.OperationalError as exc:
+        if isinstance(exc, StoreUnavailableError):
+            raise
+        raise PostgresUnavailableError(
+            f"the Postgres connection failed ({' '.join(str(exc).split())}); each write is one "
+            "statement, so nothing half-written is stored. Resume the thread with "
+            "graph.invoke(None, config) once the server is back: a saver on a ConnectionPool "
+            "reconnects by itself, a saver on one Connection needs a new one") from exc
+
+
+class PostgresUnavailableError(StoreUnavailableError, psycopg.OperationalError):
+    """The server or the connection went away; still a psycopg.OperationalError for old code."""
 
 
 __all__ = ["PostgresSaver", "Conn"]

@@ -38,7 +38,7 @@ from lgcheckpoint.checkpoint.base import (
     writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, StoreUnavailableError
 
 BUSY_TIMEOUT_MS = 30_000  # a second process writing the file makes us wait this long, not fail
 PAGE_SIZE = 100  # list() reads this many rows per lock, so a caller may write while it iterates
@@ -363,7 +363,18 @@ def explain(exc: Exception) -> Exception | None:
     if "malformed JSON" in text:
         return InvalidCheckpointError(f"a stored metadata value is not valid JSON ({text}); "
                                       "the file is corrupt or was written by another program")
+    if "unable to open database file" in text:  # the file is open: it is the -wal/-shm beside it
+        return PermissionError(f"{text}: SQLite cannot create the -wal/-shm files beside the "
+                               "database; the file or its folder is read-only. Make them writable "
+                               "to save checkpoints (a WAL-mode file writes beside itself even "
+                               "to read)")
+    if "disk is full" in text or "disk I/O error" in text:
+        return StoreUnavailableError(
+            f"{text}: the disk holding the SQLite file is full or failing; this write was rolled "
+            "back, earlier checkpoints are intact. Free space, then resume the thread with "
+            "graph.invoke(None, config)")
     if "database is locked" in text:
-        return TimeoutError(f"{text}: another process held the write lock for more than "
-                            f"{BUSY_TIMEOUT_MS // 1000} s")
+        return TimeoutError(f"{text}: another process held the write lock for longer than the "
+                            f"busy timeout ({BUSY_TIMEOUT_MS // 1000} s unless PRAGMA busy_timeout "
+                            "was changed); run again when it lets go")
     return None

@@ -1,0 +1,250 @@
+"""The thread guard: one run at a time on a thread, and no answer to a question already answered.
+
+Two browser tabs approve the same request; a button is clicked twice; two workers pick up the same
+thread. Without a guard both resumes run the approved node — its side effect happens twice — and
+the thread forks. LangGraph's library does nothing about it (its hosted platform has "multitask
+strategies"); lgcheckpoint guards every root run on a thread that has a checkpointer:
+
+- ``"enqueue"`` (the default): a second run on a busy thread waits, then starts from the head the
+  first run left — what a lock in any Python library does, so a correct program never sees an
+  error it did not cause. LangGraph's platform defaults to ``"reject"``; a library call that
+  fails because another call is running would surprise more than one that waits.
+- ``"reject"``: the second run fails at once with ``ThreadBusyError`` naming the thread (for a UI
+  that would rather say "someone else is answering" than wait).
+- ``"off"``: no lock and no check; exactly LangGraph's behaviour.
+
+Choose per graph (``graph.multitask_strategy = "reject"``) or per run
+(``graph.invoke(..., multitask_strategy="reject")``). With the guard on, a stale answer is
+refused: ``Command(resume=...)`` when no interrupt waits on the checkpoint it resumes (someone
+answered first and the run moved on) raises ``StaleResumeError`` and writes nothing; LangGraph
+would silently drop it. Answer by interrupt id (``Command(resume={interrupt.id: value})``) and a
+stale answer is caught even after the graph asked a new question.
+
+The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock,
+a record lock beside a SQLite file, or only the in-process lock below for InMemory. Subgraph runs
+inherit their parent's lock. Next: ``checkpoint/locks.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from lgcheckpoint.checkpoint import locks
+from lgcheckpoint.constants import CHECKPOINTER, CONF, CONTROL_WRITES, INTERRUPT, TASK_ID
+from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
+from lgcheckpoint.types import Command, current_task
+
+STRATEGIES = ("enqueue", "reject", "off")
+DEFAULT_STRATEGY = "enqueue"
+POLL_SECONDS = (0.002, 0.05)  # a waiting run retries the lock: first after 2 ms, at most 50 ms
+
+_held: dict[tuple, int] = {}  # (database, thread key) -> Python thread that holds it, this process
+_held_lock = threading.Lock()
+_locks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # saver -> its cross-process locks
+
+
+class Claim:
+    """One run's hold on its thread: the in-process entry and the cross-process lock."""
+
+    def __init__(self, thread_id: str, strategy: str, saver: Any, lock: Any) -> None:
+        self.thread_id, self.strategy, self.saver, self.lock = thread_id, strategy, saver, lock
+        self.key = locks.thread_key(thread_id)
+        self.slot = (lock.identity or ("saver", id(saver)), self.key)
+
+    def try_acquire(self) -> bool:
+        """Take the thread if nobody in this process or elsewhere has it."""
+        with _held_lock:
+            if self.slot in _held:
+                return False
+            _held[self.slot] = threading.get_ident()  # reserved while we ask the database
+        try:
+            if self.lock.try_lock(self.key):
+                return True
+        except BaseException:
+            self._forget()
+            raise
+        self._forget()
+        return False
+
+    def busy(self) -> ThreadBusyError:
+        return ThreadBusyError(
+            f"thread {self.thread_id!r} is busy: another run is working on it "
+            "(multitask_strategy='reject'); try again when it ends, or pass "
+            "multitask_strategy='enqueue' to wait for it")
+
+    def acquire(self) -> None:
+        """Take the thread, waiting (enqueue) or failing at once (reject)."""
+        delay = POLL_SECONDS[0]
+        while not self.try_acquire():
+            if self.strategy == "reject":
+                raise self.busy()
+            if _held.get(self.slot) == threading.get_ident():
+                raise ThreadBusyError(
+                    f"thread {self.thread_id!r} is held by an unfinished run in this same Python "
+                    "thread (a stream() you have not read to the end?); waiting would never end: "
+                    "finish or close() that stream first")
+            time.sleep(delay)
+            delay = min(delay * 2, POLL_SECONDS[1])
+
+    async def aacquire(self) -> None:
+        delay = POLL_SECONDS[0]
+        while not await asyncio.to_thread(self.try_acquire):
+            if self.strategy == "reject":
+                raise self.busy()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, POLL_SECONDS[1])
+
+    def release(self) -> None:
+        try:
+            with contextlib.suppress(Exception):  # a lost session holds no lock any more
+                self.lock.unlock(self.key)
+        finally:
+            self._forget()
+
+    def _forget(self) -> None:
+        with _held_lock:
+            _held.pop(self.slot, None)
+
+    def check_answer(self, input: Any, saved: Any) -> None:
+        """Refuse Command(resume=...) when no interrupt waits for it; nothing is written."""
+        if not isinstance(input, Command) or input.resume is None:
+            return
+        waiting = waiting_interrupts(saved)
+        resume = input.resume
+        by_id = isinstance(resume, dict) and resume and all(
+            isinstance(k, str) and len(k) == 32 for k in resume)
+        answered = sorted(set(resume) - waiting) if by_id else []
+        if waiting and not answered:
+            return
+        where = saved.checkpoint["id"] if saved is not None else "none yet"
+        what = (f"interrupt(s) {', '.join(answered)} no longer wait" if answered
+                else "no interrupt waits for an answer")
+        raise StaleResumeError(
+            f"thread {self.thread_id!r}: {what} (checkpoint {where}): it was answered already "
+            "and the run moved on. Nothing was written; read graph.get_state(config) and answer "
+            "what it asks now")
+
+
+def waiting_interrupts(saved: Any) -> set[str]:
+    """Ids of the interrupts on a checkpoint whose task has not finished (still asking)."""
+    writes = (saved.pending_writes or []) if saved is not None else []
+    finished = {str(t) for t, c, _ in writes if c not in CONTROL_WRITES}
+    return {getattr(i, "id", None) for t, c, v in writes
+            if c == INTERRUPT and str(t) not in finished for i in v}
+
+
+def strategy_of(graph: Any, chosen: str | None) -> str:
+    strategy = chosen or getattr(graph, "multitask_strategy", None) or DEFAULT_STRATEGY
+    if strategy not in STRATEGIES:
+        raise ValueError(f"multitask_strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return strategy
+
+
+def root_thread(graph: Any, config: Any) -> tuple[Any, str, dict] | None:
+    """(saver, thread id, the config the run loads) for a root run with a checkpointer."""
+    conf = (config or {}).get(CONF) if isinstance(config, dict) else None
+    if current_task.get(None) is not None or not isinstance(conf, dict) or TASK_ID in conf:
+        return None  # a subgraph runs under its parent's claim
+    saver = conf.get(CHECKPOINTER) if graph.checkpointer is None else graph.checkpointer
+    if saver in (None, True, False) or conf.get("thread_id") is None:
+        return None  # the run itself explains a missing thread id
+    thread_id = str(conf["thread_id"])
+    # a root run always runs the root graph (pregel/__init__.py: _prepare)
+    checkpoint_id = None if conf.get("checkpoint_ns") else conf.get("checkpoint_id")
+    load = {CONF: {"thread_id": thread_id, "checkpoint_ns": "",
+                   **({"checkpoint_id": checkpoint_id} if checkpoint_id else {})}}
+    return saver, thread_id, load
+
+
+def claim_for(saver: Any, thread_id: str, strategy: str, lock: Any) -> Claim:
+    if lock is None:
+        lock = locks.NoLocks()  # a saver we do not know: guarded within this process only
+    return Claim(thread_id, strategy, saver, lock)
+
+
+def sync_locks(saver: Any) -> Any:
+    """The saver's cross-process locks, made once (on a closed connection: none; the run says)."""
+    if saver not in _locks:
+        try:
+            _locks[saver] = remember(saver, locks.locks_for(saver))
+        except Exception:  # noqa: BLE001 - the run's first saver call reports it in plain words
+            return locks.NoLocks()
+    return _locks[saver]
+
+
+def remember(saver: Any, lock: Any) -> Any:
+    """A lock connection lives as long as its saver."""
+    if hasattr(lock, "close"):
+        weakref.finalize(saver, lock.close)
+    return lock
+
+
+async def async_locks(saver: Any) -> Any:
+    if saver not in _locks:
+        try:
+            path = ""
+            if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
+                async with saver.conn.execute("PRAGMA database_list") as cursor:
+                    path = (await cursor.fetchone())[2]
+            _locks[saver] = remember(saver, locks.locks_for(saver, sqlite_path=path))
+        except Exception:  # noqa: BLE001 - as in sync_locks
+            return locks.NoLocks()
+    return _locks[saver]
+
+
+def guarded(stream: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """Wrap Pregel.stream: hold the thread for the whole run (see the module docstring)."""
+
+    @functools.wraps(stream)
+    def run(graph: Any, input: Any, config: Any = None, *, multitask_strategy: str | None = None,
+            **kwargs: Any) -> Iterator[Any]:
+        strategy = strategy_of(graph, multitask_strategy)
+        found = root_thread(graph, config) if strategy != "off" else None
+        if found is None:
+            yield from stream(graph, input, config, **kwargs)
+            return
+        saver, thread_id, load = found
+        claim = claim_for(saver, thread_id, strategy, sync_locks(saver))
+        claim.acquire()
+        try:
+            if isinstance(input, Command) and input.resume is not None:
+                claim.check_answer(input, saver.get_tuple(load))
+            yield from stream(graph, input, config, **kwargs)
+        finally:
+            claim.release()
+
+    return run
+
+
+def aguarded(astream: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    """Async twin of guarded, for Pregel.astream."""
+
+    @functools.wraps(astream)
+    async def run(graph: Any, input: Any, config: Any = None, *,
+                  multitask_strategy: str | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        strategy = strategy_of(graph, multitask_strategy)
+        found = root_thread(graph, config) if strategy != "off" else None
+        claim = None
+        if found is not None:
+            saver, thread_id, load = found
+            claim = claim_for(saver, thread_id, strategy, await async_locks(saver))
+            await claim.aacquire()
+        inner = astream(graph, input, config, **kwargs)
+        try:
+            if claim is not None and isinstance(input, Command) and input.resume is not None:
+                claim.check_answer(input, await saver.aget_tuple(load))
+            async for chunk in inner:
+                yield chunk
+        finally:
+            await inner.aclose()  # as ``yield from`` would: the run saves what it did
+            if claim is not None:
+                await asyncio.to_thread(claim.release)
+
+    return run
