@@ -297,7 +297,8 @@ class Pregel:
 
     # --- inspecting and drawing --------------------------------------------------------------
     def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
-        """Nodes and edges (conditional ones from path maps), for drawing."""
+        """Nodes and edges (conditional ones from path maps), for drawing; config is not needed."""
+        refuse_unimplemented("get_graph", {"xray": xray})  # subgraphs drawn inside their node
         edges: list[DrawEdge] = []
         for name, node in self.nodes.items():
             edges += [DrawEdge(name, chan.removeprefix("branch:to:")) for chan in node.edges]
