@@ -22,7 +22,9 @@ PARTS = {
     "SqliteSaver (sync+async)": ["checkpoint/sqlite"],
     "PostgresSaver (sync+async)": ["checkpoint/postgres"],
     "viewers": ["viz"],
+    "thread guard": ["guard.py", "checkpoint/locks.py"],
     "cli + tour": ["cli.py", "__main__.py", "tour.py"],
+    "course helpers + demos": ["course.py", "course_pictures.py", "demos"],
 }
 
 
