@@ -17,8 +17,10 @@ Choose per graph (``graph.multitask_strategy = "reject"``) or per run
 (``graph.invoke(..., multitask_strategy="reject")``). With the guard on, a stale answer is
 refused: ``Command(resume=...)`` when no interrupt waits on the checkpoint it resumes (someone
 answered first and the run moved on) raises ``StaleResumeError`` and writes nothing; LangGraph
-would silently drop it. Answer by interrupt id (``Command(resume={interrupt.id: value})``) and a
-stale answer is caught even after the graph asked a new question.
+would silently drop it. A fork made by ``update_state`` is not stale: its next task asks again, so
+an answer sent to it is the new answer (time travel). Answer by interrupt id
+(``Command(resume={interrupt.id: value})``) and a stale answer is caught even after the graph asked
+a new question.
 
 The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock,
 a record lock beside a SQLite file, or only the in-process lock below for InMemory. Subgraph runs
@@ -37,7 +39,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from lgcheckpoint.checkpoint import locks
-from lgcheckpoint.constants import CHECKPOINTER, CONF, CONTROL_WRITES, INTERRUPT, TASK_ID
+from lgcheckpoint.constants import (
+    CHECKPOINTER, CONF, CONTROL_WRITES, INTERRUPT, RESUME, TASK_ID,
+)
 from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
 from lgcheckpoint.types import Command, current_task
 
@@ -123,6 +127,8 @@ class Claim:
         answered = sorted(set(resume) - waiting) if by_id else []
         if waiting and not answered:
             return
+        if not waiting and not by_id and asks_again(saved):
+            return  # time travel: the fork's next task asks again, and this answers it
         where = saved.checkpoint["id"] if saved is not None else "none yet"
         what = (f"interrupt(s) {', '.join(answered)} no longer wait" if answered
                 else "no interrupt waits for an answer")
@@ -130,6 +136,12 @@ class Claim:
             f"thread {self.thread_id!r}: {what} (checkpoint {where}): it was answered already "
             "and the run moved on. Nothing was written; read graph.get_state(config) and answer "
             "what it asks now")
+
+
+def asks_again(saved: Any) -> bool:
+    """A checkpoint update_state made (a fork of an old question) that holds no answer yet."""
+    return saved is not None and saved.metadata.get("source") in ("update", "fork") and not any(
+        channel == RESUME for _, channel, _ in saved.pending_writes or [])
 
 
 def waiting_interrupts(saved: Any) -> set[str]:

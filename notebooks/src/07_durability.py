@@ -256,12 +256,14 @@ check_2()
 
 # %% [markdown]
 # ## Read it in the source
-# `PregelLoop.save_checkpoint` is the one place that decides whether a step's checkpoint is
-# published now (`sync`, `async`) or kept for the way out (`exit`); `PregelLoop.finish` is that way
-# out; `SyncSaves` is the ordered queue: inline for `sync`, one background thread for `async`.
+# `SaveQueue` in `pregel/saves.py` is the one owner of durability: its docstring is the table
+# durability x (after a task / after a step / at exit), and `after_step` publishes a step's
+# checkpoint together with the writes it held back (one commit). `SyncSaveQueue` is the ordered
+# queue: inline for `sync`, one background thread for `async`. `PregelLoop.save_checkpoint` is
+# where the loop hands each step's checkpoint over.
 
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("pregel/loop.py: PregelLoop.save_checkpoint", "pregel/loop.py: PregelLoop.finish",
-            "pregel/runner.py: SyncSaves")
+show_source("pregel/saves.py: SaveQueue", "pregel/saves.py: SyncSaveQueue",
+            "pregel/loop.py: PregelLoop.save_checkpoint")

@@ -169,9 +169,25 @@ LineageGraph(cautious, ticket3)
 # and answer again? A first, naive try — resume the old checkpoint where `review` waited:
 
 # %%
+from lgcheckpoint.errors import StaleResumeError
+
 waiting = next(s for s in agent.get_state_history(ticket) if s.interrupts)
 print("the old question:", waiting.interrupts[0].value["args"])
-naive = agent.invoke(Command(resume={"amount": 100.0}), waiting.config)
+before = len(list(agent.get_state_history(ticket)))
+try:
+    agent.invoke(Command(resume={"amount": 100.0}), waiting.config)
+except StaleResumeError:
+    print("refused: that question was answered already;",
+          "checkpoints written:", len(list(agent.get_state_history(ticket))) - before)
+
+# %% [markdown]
+# lgcheckpoint refuses it: the thread guard (chapter 16) sees that the interrupt at that checkpoint
+# was answered already, and writes nothing. LangGraph has no such guard; with
+# `multitask_strategy="off"` lgcheckpoint behaves exactly like LangGraph, so we can see what the
+# naive try would have done there:
+
+# %%
+naive = agent.invoke(Command(resume={"amount": 100.0}), waiting.config, multitask_strategy="off")
 print("naive replay:", naive["messages"][-2]["content"])
 
 # %% [markdown]
