@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.demos import build_approval_agent
 from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
-from lgcheckpoint.tour import build_tour_graph
 from lgcheckpoint.types import Command
 from tests.reliability import two_humans_child
 from tests.reliability.helpers import Store, chain_problems, open_saver, record
@@ -288,17 +288,19 @@ def test_async_runs_take_the_same_lock(kind, strategy, request, tmp_path):
         assert chain_problems(list(saver.list(config))) == []
 
 
+
 def test_a_fork_of_an_answered_question_takes_a_new_answer():
     """Time travel is not a stale answer: update_state forks the old question, which asks again."""
-    graph = build_tour_graph(InMemorySaver())
+    graph = build_approval_agent(InMemorySaver())
     config = {"configurable": {"thread_id": "fork"}}
-    graph.invoke({"destination": "Kyoto", "days": 3}, config)
-    graph.invoke(Command(resume="approve"), config)
+    text = "My order #1042 arrived torn, I want a refund"
+    graph.invoke({"messages": [{"role": "user", "content": text}]}, config)
+    graph.invoke(Command(resume={"amount": 60.0}), config)
     asked = next(s for s in graph.get_state_history(config) if s.interrupts)
     with pytest.raises(StaleResumeError):  # the old question itself was answered
-        graph.invoke(Command(resume="no"), asked.config)
+        graph.invoke(Command(resume={"amount": 100.0}), asked.config)
     fork = graph.update_state(asked.config, None)
-    out = graph.invoke(Command(resume="too expensive"), fork)
-    assert out["feedback"] == "too expensive"
+    out = graph.invoke(Command(resume={"amount": 100.0}), fork)
+    assert out["messages"][-2]["content"] == "refunded 100.00 EUR for order #1042"
     with pytest.raises(StaleResumeError):  # and now the fork's question is answered too
-        graph.invoke(Command(resume="again"), fork)
+        graph.invoke(Command(resume={"amount": 1.0}), fork)
