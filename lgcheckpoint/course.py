@@ -42,7 +42,8 @@ class Source:
         return f"lgcheckpoint/{self.where}, lines {self.first_line}-{self.last_line}"
 
     def _repr_markdown_(self) -> str:
-        return f"**`{self.heading()}`**\n\n```python\n{self.code.rstrip()}\n```"
+        # plain text, not ```python: JupyterLab's highlight colours fall below 4.5:1 contrast
+        return f"**`{self.heading()}`**\n\n```text\n{self.code.rstrip()}\n```"
 
     def __repr__(self) -> str:
         return f"# {self.heading()}\n{self.code.rstrip()}"

@@ -9,8 +9,8 @@ committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium t
   its effective background and is >= 12 px; every text in a drawing has contrast >= 4.5 against
   the shape it sits on; every picture is shown at >= 97 % of its pixel size (so its 15 px text is
   not shrunk).
-Then two course chapters that show viewers (executed by nbclient, opened untrusted) get the same
-readability checks. Screenshots: test-artifacts/viewers-{light,dark}.png,
+Then every course chapter, opened untrusted as committed (04 and 12, which show viewers, freshly
+executed by nbclient), gets the same readability checks and must show at least one picture. Screenshots: test-artifacts/viewers-{light,dark}.png,
 viewers-untrusted-{light,dark}.png and <chapter>-{light,dark}.png.
 """
 
@@ -122,6 +122,8 @@ def executed_notebook(tmp_path_factory) -> Path:
 
 
 CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
+# every chapter as committed: what a student opening a fresh clone sees before running anything
+COURSE = sorted(p.stem for p in (HERE.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +157,9 @@ def lab(request, tmp_path, executed_notebook, executed_chapters):
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     shutil.copy(executed_notebook, root / "viewers.ipynb")
-    for name in CHAPTERS:
-        shutil.copy(executed_chapters / f"{name}.ipynb", root / f"{name}.ipynb")
+    for name in COURSE:  # the two that show viewers as freshly run, the rest as committed
+        folder = executed_chapters if name in CHAPTERS else HERE.parent / "notebooks"
+        shutil.copy(folder / f"{name}.ipynb", root / f"{name}.ipynb")
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
@@ -280,7 +283,7 @@ def test_viewers_in_jupyterlab(lab):
             page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
             assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
             assert errors == [], errors
-            for name in CHAPTERS:  # a chapter as a student opens it: untrusted, not yet run
+            for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
                 open_notebook(page, lab_url, name)
                 page.wait_for_selector(".jp-RenderedImage img", timeout=30000)
                 page.wait_for_timeout(1000)  # the rest of the images decode
