@@ -21,12 +21,13 @@ from lgcheckpoint.viz.history import History
 
 FONT = 12
 DPI = 100
-MAX_WIDTH = 9.6  # inches: 960 px at 100 dpi fits JupyterLab's output area (about 1,000 px)
+MAX_WIDTH = 8.4  # inches: 840 px at 100 dpi fits the output area at 1280 px, browser open
 BLUE, ORANGE, GREEN, GREY = palette.STRONG_BLUE, palette.STRONG_ORANGE, "#15803d", palette.LINE
 # yellow: changed (ran) in this step, as the viewers
 YELLOW, PALE_BLUE = palette.YELLOW, palette.BLUE
+# constrained layout keeps tick labels and titles inside the figure's width (no wider PNG)
 plt.rcParams.update({"font.size": FONT, "figure.facecolor": "white", "axes.facecolor": "white",
-                     "savefig.facecolor": "white"})
+                     "savefig.facecolor": "white", "figure.constrained_layout.use": True})
 
 
 def super_steps(history: History, title: str = "") -> None:

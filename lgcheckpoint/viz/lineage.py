@@ -9,6 +9,7 @@ Next: ``versions.py`` shows the versions behind each label.
 from __future__ import annotations
 
 import html
+import textwrap
 from typing import Any
 
 from lgcheckpoint.viz.history import VIEW_LIMIT, History, Step, load_history, short
@@ -37,13 +38,18 @@ def as_history(source: Any, config: dict | None = None, graph: Any = None) -> Hi
     return load_history(source, config or {}, graph, limit=VIEW_LIMIT)
 
 
+LABEL_WIDTH = 34  # characters per line of a checkpoint's label
+
+
 def step_label(step: Step, max_channels: int = 4) -> str:
     """What a reader needs at a glance: step, source, what changed, what runs next."""
     lines = [("HEAD  " if step.is_head else "") + f"{step.key}  step {step.step}  {step.source}"]
     if step.updated_channels:
         shown = step.updated_channels[:max_channels]
         more = len(step.updated_channels) - len(shown)
-        lines.append("updated: " + ", ".join(shown) + (f" +{more}" if more else ""))
+        updated = "updated: " + ", ".join(shown) + (f" +{more}" if more else "")
+        # narrow nodes, so that branches fit side by side; a channel name is never cut
+        lines += textwrap.wrap(updated, LABEL_WIDTH, break_long_words=False)
     lines.append("next: " + (", ".join(step.next) or "-"))
     if step.is_head and step.waiting != step.next:  # some tasks of the step already finished
         lines.append("waiting: " + (", ".join(step.waiting) or "-"))

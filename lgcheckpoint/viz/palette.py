@@ -48,7 +48,7 @@ SOURCE_FILLS = {"input": BLUE, "loop": GREY, "update": GREEN, "fork": VIOLET}
 DPI = 100
 FONT_PT = 11
 SMALL_PT = 10  # never smaller: 10 pt = 14 px at DPI
-MAX_WIDTH_IN = 9.8  # a JupyterLab output area is about 1,000 px wide
+MAX_WIDTH_IN = 8.4  # a JupyterLab output area: ~850 px at 1280 px with the file browser open
 FONT = "Helvetica"
 
 

@@ -40,6 +40,7 @@ from lgcheckpoint.viz.lineage import describe, lineage_dot
 from lgcheckpoint.viz.player import Frame, make_frame
 from lgcheckpoint.viz.render import dot_to_png, dot_to_svg, missing_engine_html, quote
 from lgcheckpoint.viz.topology import graph_topology, topology_dot
+from lgcheckpoint.viz.palette import MAX_WIDTH_IN
 from lgcheckpoint.viz.versions import VersionsSeenMatrix
 
 BREAK_COLOUR = "#7c3aed"  # violet: a breakpoint on this node
@@ -419,6 +420,9 @@ class Studio:
 
         images = [imread(io.BytesIO(dot_to_png(d)), format="png")
                   for d in (self.topology_dot(), self.lineage_dot())]
+        widest = int(MAX_WIDTH_IN * 100)  # px a notebook's output area shows without scaling
+        if sum(i.shape[1] for i in images) + 43 > widest:  # side by side is too wide
+            images = [stacked(images)]
         height = max(i.shape[0] for i in images) / 72 + 0.4
         width = max(sum(i.shape[1] for i in images) / 72 + 0.6, 7)
         columns = int((width - 0.4) * 72 / 8.5)  # 14 px monospace is ~8.5 px a character
@@ -455,3 +459,11 @@ class Studio:
 
         return studio_widget(self, keys_everywhere)
 
+
+def stacked(images: list) -> Any:
+    """Images one above the other on white (pixel arrays of the same kind): the narrow layout."""
+    import numpy
+
+    width = max(i.shape[1] for i in images)
+    return numpy.vstack([numpy.pad(i, ((0, 20), (0, width - i.shape[1]), (0, 0)),
+                                   constant_values=1.0) for i in images])

@@ -136,7 +136,7 @@ SLOT_NAMES = {-4: "RESUME", -3: "INTERRUPT", -2: "SCHEDULED", -1: "ERROR"}
 def draw_slots(rows, title):
     tasks = list(dict.fromkeys(r[0] for r in rows))
     slots = list(range(-4, 1 + max(r[1] for r in rows)))
-    _, ax = plt.subplots(figsize=(9.5, 0.9 + 0.8 * len(tasks)))
+    _, ax = plt.subplots(figsize=(8.2, 0.9 + 0.8 * len(tasks)), layout="constrained")
     for y, task in enumerate(tasks):
         for x, idx in enumerate(slots):
             hit = [r for r in rows if r[0] == task and r[1] == idx]
