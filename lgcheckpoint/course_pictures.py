@@ -161,7 +161,6 @@ def storage_side_by_side(views: dict[str, Any], title: str = "") -> None:
                     loc="lower right")
     if title:
         fig.suptitle(title, fontsize=FONT)
-    fig.tight_layout()
     plt.show()
 
 
@@ -179,7 +178,6 @@ def bar_chart(values: dict[str, float], unit: str, title: str,
     ax.tick_params(labelsize=FONT)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    fig.tight_layout()
     plt.show()
 
 
@@ -200,5 +198,4 @@ def conformance(scores: dict[str, tuple[int, int]], title: str) -> None:
     ax.set_title(title, fontsize=FONT)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    plt.tight_layout()
     plt.show()

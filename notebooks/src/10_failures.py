@@ -155,7 +155,6 @@ def draw_slots(rows, title):
     ax.set_title(title, fontsize=13)
     for side in ["left", "right", "top"]:
         ax.spines[side].set_visible(False)
-    plt.tight_layout()
     plt.show()
 
 
