@@ -29,6 +29,8 @@ import tempfile
 import time
 import uuid
 
+from bench_runtime import scratch_postgres  # bench/ is on the path: the scripts run from there
+
 PACKAGES = ["langgraph", "lgcheckpoint"]
 LABELS = {"langgraph": "LangGraph 1.2.24", "lgcheckpoint": "lgcheckpoint"}
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale_work.py")
@@ -62,27 +64,6 @@ def run_work(job: dict) -> dict:
     if proc.returncode:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@contextlib.contextmanager
-def scratch_postgres():
-    """A throwaway database (created here, dropped at the end), or None if there is no server."""
-    try:
-        import psycopg
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-        name = f"lgc_scale_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(POSTGRES, connect_timeout=3, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # noqa: BLE001 - the Postgres rows are reported as skipped
-        print(f"postgres: skipped ({exc})")
-        yield None
-        return
-    try:
-        yield make_conninfo(**{**conninfo_to_dict(POSTGRES), "dbname": name})
-    finally:
-        with psycopg.connect(POSTGRES, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def fresh_schema(pg_uri: str) -> str:
