@@ -293,29 +293,27 @@ class PregelLoop:
         metadata["step"] = self.step
         metadata["parents"] = self.spec.config[CONF].get("checkpoint_map", {})
         self.metadata = metadata
-        saved_now = self.saves.saves_steps  # "exit" only needs the versions until the end
-        self.checkpoint = create_checkpoint(
-            self.checkpoint, self.channels if saved_now else None, self.step,
-            updated_channels=self.updated_channels,
-            changed=self.moved_since_saved() if saved_now else None)
-        if saved_now:
-            self.saves.after_step(self.next_put())
+        if not self.saves.saves_steps:  # "exit" only needs the versions until the end
+            self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
+                                                updated_channels=self.updated_channels)
+        else:
+            self.saves.after_step(self.snapshot_and_put())
         self.step += 1
 
-    def moved_since_saved(self) -> dict | None:
-        """Channels whose version moved since the last stored checkpoint (None: read them all)."""
-        if self.values_loaded:  # channel_values as the saver gave them: read every channel once
-            return None
-        return new_channel_versions(self.previous_versions, self.checkpoint["channel_versions"])
-
-    def next_put(self) -> Put:
-        """put's arguments for self.checkpoint, whose parent is the checkpoint saved last."""
+    def snapshot_and_put(self, id: str | None = None) -> Put:
+        """Snapshot the channels (reading only those whose version moved since the last stored
+        checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
+        new_versions = new_channel_versions(
+            self.previous_versions, self.checkpoint["channel_versions"])
+        # channel_values as the saver gave them: the first snapshot after a load reads every one
+        changed = None if self.values_loaded else new_versions
+        self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
+                                            updated_channels=self.updated_channels,
+                                            changed=changed, id=id)
         self.values_loaded = False
         config = self.checkpoint_config  # the checkpoint this one follows (none at first)
         self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
-        versions = dict(self.checkpoint["channel_versions"])
-        new_versions = new_channel_versions(self.previous_versions, versions)
-        self.previous_versions = versions
+        self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.checkpoint_config = {
             **config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         # a copy: the next step mutates self.checkpoint while the saver may still be writing
@@ -329,10 +327,7 @@ class PregelLoop:
             return None, []
         put = None
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
-            self.checkpoint = create_checkpoint(
-                self.checkpoint, self.channels, self.step, id=self.checkpoint["id"],
-                updated_channels=self.updated_channels, changed=self.moved_since_saved())
-            put = self.next_put()
+            put = self.snapshot_and_put(id=self.checkpoint["id"])
         writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
                                              if t == task_id])
                   for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
