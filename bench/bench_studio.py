@@ -11,47 +11,14 @@ bench_viz.py); building it is not timed. Each figure is the median of the repeat
 from __future__ import annotations
 
 import argparse
-import importlib
-import sqlite3
 import statistics
-import tempfile
 import time
-from typing import TypedDict
 
+from bench_viz import build_thread  # bench/ is on the path: the scripts run from there
 from lgcheckpoint.viz import Studio
 from lgcheckpoint.viz.render import dot_to_svg
 
 TARGET = 2.0
-
-
-class State(TypedDict):
-    count: int
-    last: str
-
-
-def build_thread(runtime: str, saver_kind: str, checkpoints: int = 1000):
-    """The compiled graph and the config of a thread of ``checkpoints`` checkpoints."""
-    pkg = "langgraph" if runtime == "langgraph" else "lgcheckpoint"
-    graph = importlib.import_module(f"{pkg}.graph")
-    if saver_kind == "memory":
-        saver = importlib.import_module(f"{pkg}.checkpoint.memory").InMemorySaver()
-    else:
-        module = importlib.import_module(f"{pkg}.checkpoint.sqlite")
-        path = tempfile.mkdtemp() + "/bench.sqlite"
-        saver = module.SqliteSaver(sqlite3.connect(path, check_same_thread=False))
-    forks, loop_steps = 10, checkpoints - 10 - 2
-    g = graph.StateGraph(State)
-    g.add_node("a", lambda s: {"count": s["count"] + 1, "last": "a"})
-    g.add_node("b", lambda s: {"count": s["count"] + 1, "last": "b"})
-    g.add_edge(graph.START, "a")
-    g.add_edge("a", "b")
-    g.add_conditional_edges("b", lambda s: graph.END if s["count"] >= loop_steps else "a")
-    app = g.compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "bench"}, "recursion_limit": checkpoints + 10}
-    app.invoke({"count": 0, "last": ""}, config)
-    for old in [t.config for t in saver.list(config)][::97][:forks]:
-        app.update_state(old, {"last": "forked"})
-    return app, {"configurable": {"thread_id": "bench"}}
 
 
 def timed(fn) -> float:
@@ -66,7 +33,7 @@ def main() -> None:
     parser.add_argument("--saver", default="memory", choices=["memory", "sqlite"])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    graph, config = build_thread(args.runtime, args.saver)
+    graph, config = build_thread(args.runtime, args.saver, 1000)
 
     def open_studio():
         dot_to_svg.cache_clear()

@@ -32,7 +32,8 @@ class State(TypedDict):
 
 
 def build_thread(runtime: str, saver_kind: str, checkpoints: int):
-    """A two-node loop a -> b -> a ... that stops after enough steps, then a few forks."""
+    """A two-node loop a -> b -> a ... that stops after enough steps, then a few forks; returns
+    the compiled graph (its ``checkpointer`` holds the thread) and the thread's config."""
     pkg = "langgraph" if runtime == "langgraph" else "lgcheckpoint"
     graph = importlib.import_module(f"{pkg}.graph")
     if saver_kind == "memory":
@@ -57,7 +58,7 @@ def build_thread(runtime: str, saver_kind: str, checkpoints: int):
     olds = [t.config for t in saver.list(config)][::97][:forks]
     for old in olds:  # a fork: update an older checkpoint
         app.update_state(old, {"last": "forked"})
-    return saver, {"configurable": {"thread_id": "bench"}}
+    return app, {"configurable": {"thread_id": "bench"}}
 
 
 def timed(fn) -> tuple[float, float]:
@@ -74,7 +75,8 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    saver, config = build_thread(args.runtime, args.saver, args.checkpoints)
+    app, config = build_thread(args.runtime, args.saver, args.checkpoints)
+    saver = app.checkpointer
     history = load_history(saver, config)
     print(f"thread: {len(history)} checkpoints, {len({s.branch for s in history.steps})} branches, "
           f"{len(history.channels)} channels; runtime {args.runtime}, saver {args.saver}, "
