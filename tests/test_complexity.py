@@ -111,7 +111,7 @@ def test_sqlite_history_of_ten_runs_eleven_statements(sqlite_threads):
 
 
 def test_inspect_reads_only_the_checkpoints_it_prints(sqlite_threads, capsys):
-    """`lgcheckpoint inspect` on a long thread: the newest LINES_PER_HISTORY rows, counted in SQL."""
+    """`lgcheckpoint inspect` on a long thread reads the newest LINES_PER_HISTORY rows only."""
     from lgcheckpoint.cli import LINES_PER_HISTORY, print_history
 
     assert LINES_PER_HISTORY < LONG
