@@ -97,6 +97,10 @@ class SyncSaveQueue(SaveQueue):
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
+    def cache_set(self, cache: Any, pairs: dict) -> None:
+        """Store a finished task's writes in the node cache, queued like a save."""
+        self.submit(cache.set, pairs)
+
     def submit(self, verb: Callable, *args: Any) -> None:
         if self.worker is None:
             self.call(verb, args)
@@ -139,6 +143,9 @@ class AsyncSaveQueue(SaveQueue):
             self.put_writes_and_checkpoint = saver.aput_writes_and_checkpoint
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
+
+    def cache_set(self, cache: Any, pairs: dict) -> None:
+        self.submit(cache.aset, pairs)
 
     def submit(self, verb: Callable, *args: Any) -> None:
         self.last = asyncio.ensure_future(self.call(self.last, verb, args))
