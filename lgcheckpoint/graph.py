@@ -278,6 +278,10 @@ class StateGraph:
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)
+        if cache is not None and not all(hasattr(cache, v) for v in ("get", "aget", "set", "aset")):
+            raise TypeError(f"compile(cache=...) takes a node cache such as InMemoryCache() or "
+                            f"SqliteCache(path=...) (lgcheckpoint.cache), got {cache!r}")
+        cache = self._allowlisted(cache)
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
         nodes = {START: Node(START, None, [START], START, frozenset(
@@ -326,7 +330,7 @@ class StateGraph:
                 {k: self.managed[k] for k in keys if k in self.managed})
 
     def _allowlisted(self, checkpointer: Any) -> Any:
-        """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""
+        """Let the saver's (or cache's) serializer rebuild the schemas' types (strict msgpack)."""
         if not hasattr(checkpointer, "with_allowlist"):
             return checkpointer
         schemas = {self.state_schema, self.input_schema, self.output_schema,

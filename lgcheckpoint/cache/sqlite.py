@@ -19,7 +19,9 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS cache (
 
 
 class SqliteCache(BaseCache[ValueT]):
-    """One connection shared by the run's threads, behind a lock; WAL mode."""
+    """One connection shared by the run's threads, behind a lock; WAL mode.
+
+    The connection closes when the cache is garbage collected (a graph may hold a clone)."""
 
     def __init__(self, *, path: str, serde: object = None) -> None:
         super().__init__(serde=serde)
@@ -69,9 +71,3 @@ class SqliteCache(BaseCache[ValueT]):
 
     async def aclear(self, namespaces: Sequence[Namespace] | None = None) -> None:
         await asyncio.to_thread(self.clear, namespaces)
-
-    def __del__(self) -> None:
-        try:
-            self._conn.close()
-        except Exception:
-            pass
