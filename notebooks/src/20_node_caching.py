@@ -176,6 +176,17 @@ print(cache.get([(("__pregel_ns_writes", "__main__.fetch", "fetch"), row[1])
                  for row in cache_rows()]))
 
 # %% [markdown]
+# The viewers read the same place. `LineageGraph` rebuilds each task's input from the checkpoint it
+# ran from, computes its cache key and looks it up: a task whose saved writes are the cache's
+# entry for that input is shown as `(cached)` — in `t2`, and in `t1` too, whose run stored it.
+# (It works the same for a graph compiled by LangGraph.)
+
+# %%
+from lgcheckpoint.viz import LineageGraph
+
+print(LineageGraph(graph, second).details("c1"))
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]
