@@ -11,11 +11,18 @@ warning, as in LangGraph). Next: pregel/algo.py (where a task's input is read).
 from __future__ import annotations
 
 from inspect import isclass
-from typing import Annotated, Any, Mapping, Protocol, get_args, get_origin
+from typing import Annotated, Any, Mapping, NamedTuple, Protocol, get_args, get_origin
 
 
 class StepWindow(Protocol):
     """Where a task runs: its step and the step the run stops at (a task's Scratchpad)."""
+
+    step: int
+    stop: int
+
+
+class Window(NamedTuple):
+    """A step window outside a run (update_state's conditional edges see step .. step + 2)."""
 
     step: int
     stop: int

@@ -118,6 +118,17 @@ def managed_values_refused_in_an_input_schema(lib: Run):
 
 
 @scenario
+def update_state_runs_edges_that_read_managed_values(lib: Run):
+    seen: list = []
+    graph = looping_graph(lib, seen)
+    cfg = {**thread(), "recursion_limit": 4}
+    lib.invoke(graph, {"n": 0, "log": []}, cfg)
+    lib.update_state(graph, thread(), {"n": 10}, as_node="work")  # the edge sees a 2-step window
+    lib.get_state(graph, thread())
+    lib.note("seen", seen)
+
+
+@scenario
 def async_loop_stops_itself(lib: Run):
     seen: list = []
     graph = looping_graph(lib, seen)
