@@ -279,8 +279,9 @@ class PregelLoop:
                               last_of_step=task is not None and not self.running)
         if task is not None:
             self.output_writes(task, writes, cached)
-            if not cached and self.graph.cache is not None and task.cache_key is not None:
-                self.saves.cache_set(self.graph.cache, caching.entry(task, writes))
+            if not cached and self.graph.cache is not None and (
+                    entry := caching.entry(task, writes)):  # a node cache entry (caching.py)
+                self.saves.cache_set(self.graph.cache, entry)
 
     def apply_cached(self, tasks: list[Task], wanted: dict, found: dict) -> list[Task]:
         """Tasks found in the node cache take its writes instead of running (caching.py)."""

@@ -12,7 +12,9 @@ Write first, publish last: calls run one after another in the order queued, so a
 never stored before the writes that made it. The step's last writes are *held* and travel with
 the step's put in one ``put_writes_and_checkpoint`` (one transaction on SQLite and Postgres); a
 crash before that commit loses both, and the task reruns. After a failed call nothing later runs
-(no checkpoint without its writes); the error surfaces at the next step. Next: pregel/stream.py.
+(no checkpoint without its writes); the error surfaces at the next step. A finished task's
+node-cache entry (pregel/caching.py) rides the same queue, so a run ends only once it is stored.
+Next: pregel/stream.py.
 """
 
 from __future__ import annotations
