@@ -19,7 +19,9 @@ from lgcheckpoint.channels import (
     NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
-from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
+from lgcheckpoint.constants import (
+    BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START, TASKS,
+)
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
@@ -30,7 +32,11 @@ __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
 
 
 def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
-    """One channel (or managed value) per annotated key of a TypedDict, dataclass or model."""
+    """One channel (or managed value) per annotated key of a TypedDict, dataclass or pydantic
+    model; a type without keys (int, list, Annotated[list, add]) is a state of one value, channel
+    __root__."""
+    if not isinstance(schema, type) or schema.__module__ == "builtins":
+        return {ROOT: channel_for(ROOT, schema)}
     try:
         hints = get_type_hints(schema, include_extras=True)
     except TypeError:
@@ -140,7 +146,8 @@ class StateGraph:
         for key, chan in channels.items():
             if key in managed:
                 continue
-            if key in RESERVED or key.startswith("branch:") or key.startswith("join:"):
+            if key in RESERVED or key.startswith(("branch:", "join:")) or (
+                    key == ROOT and list(channels) != [ROOT]):
                 raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
             # a key declared twice keeps its reducer, wherever that was declared
             old = self.channels.get(key)
@@ -320,12 +327,16 @@ class StateGraph:
         return CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
-            stream_channels=list(self.channels), interrupt_before=interrupt_before,
+            stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
+                self.channels), interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache)
 
-    def _reads(self, schema: Any) -> tuple[list[str], dict[str, ManagedValueSpec]]:
-        """A schema's keys as channels to read and managed values to compute (managed.py)."""
+    def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
+        """A schema's keys to read (a single-value state's one channel by name, read as the
+        value) and its managed values to compute (managed.py)."""
         keys = self.schemas[schema]
+        if keys == [ROOT]:
+            return ROOT, {}
         return ([k for k in keys if k not in self.managed],
                 {k: self.managed[k] for k in keys if k in self.managed})
 
