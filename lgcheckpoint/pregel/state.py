@@ -200,7 +200,8 @@ def update_as_node(edit: Edit, values: Any, as_node: str | None, task_id: str | 
     writes = node.result_writes(values)
     for branch in node.branches:
         state = local_read(edit.channels, writes, branch.reads)
-        state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))  # LangGraph's
+        if branch.managed:  # LangGraph's window for an update: two steps from here
+            state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))
         state = branch_input(branch, state, values)
         route = branch.path(state)
         if inspect.isawaitable(route):  # an async edge (aupdate_state runs this in a thread)
