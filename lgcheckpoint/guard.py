@@ -148,7 +148,10 @@ def paused(graph: Any, saved: Any) -> bool:
     """Stopped before its next tasks (a breakpoint or a crash): a resume continues the run."""
     from lgcheckpoint.pregel.state import restore
 
-    return saved is not None and bool(restore(graph, saved)[3])  # it has next tasks
+    if saved is None:
+        return False
+    finished = {str(t) for t, c, _ in saved.pending_writes or [] if c not in CONTROL_WRITES}
+    return any(task_id not in finished for task_id in restore(graph, saved)[3])
 
 
 def waiting_interrupts(saved: Any) -> set[str]:
