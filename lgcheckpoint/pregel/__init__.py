@@ -24,6 +24,9 @@ from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
+from lgcheckpoint.pregel.subgraphs import (
+    aload_before, is_own_run, load_before, own_namespace, replay_bound, resolve_saver,
+)
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
@@ -179,9 +182,7 @@ class Pregel:
 
     def _saver_for(self, conf: dict) -> Any:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
-        saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
-        if saver is False:
-            saver = None
+        saver = resolve_saver(self, conf)
         if saver is not None:
             if conf.get("thread_id") is None:
                 raise ValueError(
@@ -189,6 +190,7 @@ class Pregel:
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
         conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
+        conf.update(own_namespace(self, conf))  # checkpointer=True: one history per thread
         return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
@@ -204,12 +206,16 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
+        if bound := replay_bound(run.config[CONF]):  # a subgraph call of a replaying run
+            return load_before(run.saver, run.config, bound), False
         saved = run.saver.get_tuple(run.config)
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
+        if bound := replay_bound(run.config[CONF]):
+            return await aload_before(run.saver, run.config, bound), False
         saved = await run.saver.aget_tuple(run.config)
         if saved is None or not run.config[CONF].get("checkpoint_id"):
             return saved, False
@@ -322,7 +328,7 @@ class Pregel:
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
     if (parent := current_task.get(None)) is not None and not (config or {}).get(
-            CONF, {}).get(TASK_ID):
+            CONF, {}).get(TASK_ID) and not is_own_run(config):
         # graph.invoke() inside a node: a subgraph of the running task
         sub = subgraph_config(parent)
         config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}

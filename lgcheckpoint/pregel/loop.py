@@ -16,7 +16,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME, RESUME_MAP, RESUMING, START, STEP,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, REPLAYING, RESUME, RESUME_MAP, RESUMING, START,
+    STEP,
     TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -30,6 +31,7 @@ from lgcheckpoint.pregel.checkpoint import (
 )
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
+from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -134,6 +136,10 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.replaying = rewinds or self.superseded
+        # the checkpoint a replay starts from; an edited one's parent for update_state's
+        self.replay_from = (self.prev_checkpoint_config[CONF]["checkpoint_id"] if (
+            self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config)
+            else self.loaded_id)
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         carried = []
@@ -150,6 +156,8 @@ class PregelLoop:
             self.continue_from_checkpoint(fork=case == FORK)
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
+            if rewinds:  # per-thread subgraphs go back too (subgraphs.py)
+                conf[REPLAYING] = Replay(self.replay_from)
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""

@@ -28,12 +28,13 @@ from lgcheckpoint.pregel.checkpoint import (
 )
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.pregel.runner import branch_input
+from lgcheckpoint.pregel.subgraphs import own_namespace, resolve_saver
 from lgcheckpoint.types import StateSnapshot
 
 
 def state_saver(graph: Any, config: dict) -> Any:
     """The saver that holds this graph's checkpoints (its own, or the parent's for a subgraph)."""
-    saver = graph.checkpointer or config.get(CONF, {}).get(CHECKPOINTER)
+    saver = resolve_saver(graph, config.get(CONF, {}))
     if not saver:
         raise ValueError("No checkpointer set: compile(checkpointer=InMemorySaver()) to keep "
                          "state between runs, then call get_state with the run's thread_id")
@@ -55,6 +56,7 @@ def locate(graph: Any, config: dict) -> tuple[Any, dict, Any]:
             graph = node.inner_graph
         conf = {**conf, CHECKPOINTER: saver}
         saver = state_saver(graph, {CONF: conf})  # a subgraph with its own saver keeps it
+    conf = own_namespace(graph, conf)  # checkpointer=True: its one history per thread
     return graph, {**config, CONF: {**conf, "thread_id": str(conf["thread_id"])}}, saver
 
 
