@@ -165,6 +165,14 @@ class RetryPolicy(NamedTuple):
     ] = _default_retry_on
 
 
+class StateUpdate(NamedTuple):
+    """One update of bulk_update_state: values written as if node `as_node` returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None  # the task whose writes these are (default: the node's next)
+
+
 class PregelTask(NamedTuple):
     """A task of the next step, as get_state reports it."""
 

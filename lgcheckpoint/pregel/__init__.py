@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import state
+from lgcheckpoint.pregel import state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
@@ -288,7 +288,11 @@ class Pregel:
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:
         """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
-        return state.update_state(self, config, values, as_node, task_id)
+        return update.update_state(self, config, values, as_node, task_id)
+
+    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
+        return update.bulk_update_state(self, config, supersteps)
 
     async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
         return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
@@ -300,6 +304,9 @@ class Pregel:
     async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
                             task_id: str | None = None) -> dict:
         return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
+    async def abulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
 
     # --- inspecting and drawing --------------------------------------------------------------
     def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:

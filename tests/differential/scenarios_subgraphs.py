@@ -148,3 +148,89 @@ def graph_on_its_own_thread_inside_a_node(lib: Run):
     lib.invoke(graph, {"trail": ["b"]}, cfg)
     lib.note("other thread", [(t.config, t.metadata, t.checkpoint["channel_values"])
                               for t in own.list({"configurable": {"thread_id": "other"}})])
+
+
+def branching(lib: Run):
+    """START -> a -> (b | c) by a conditional edge on the last trail entry; b, c -> END."""
+    g = lib.StateGraph(Trail)
+    for name in "abc":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", lambda s: "c" if s["trail"][-1] == "to c" else "b", ["b", "c"])
+    return g.compile(checkpointer=lib.saver())
+
+
+@scenario
+def copy_forks_a_sibling(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["in"]}, cfg)
+    after_a = checkpoint_at_step(lib, graph, cfg, 1)
+    copied = lib.update_state(graph, after_a, None, as_node="__copy__")
+    lib.get_state(graph, copied)
+    lib.invoke(graph, None, copied)
+    # a copy edited in the same call: a list of (values, as_node)
+    edited = lib.update_state(graph, after_a, [({"trail": ["to c"]}, "a")], as_node="__copy__")
+    lib.invoke(graph, None, edited)
+    lib.attempt("copy of nothing", lambda: graph.update_state(thread("none"), None, "__copy__"))
+
+
+@scenario
+def bulk_update_state_supersteps(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    up = lib.StateUpdate
+    lib.bulk_update_state(graph, cfg, [[up({"trail": ["in"]}, "__input__")],
+                                       [up({"trail": ["x"]}, "a")],
+                                       [up({"trail": ["y"]}, "b"), up({"trail": ["z"]}, "c")]])
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)
+    lib.bulk_update_state(graph, cfg, [[up({"trail": ["in2"]}, "__input__")],
+                                       [up({"trail": ["to c"]}, "a")]])
+    lib.invoke(graph, None, cfg)
+    lib.bulk_update_state(graph, cfg, [[up(None, "__end__")]])
+    for bad in ([], [[]], [[up({"trail": []}, "a"), up({"trail": []})]],
+                [[up({"trail": []}, "__input__"), up({"trail": []}, "a")]]):
+        lib.attempt(f"refused {bad}", lambda: graph.bulk_update_state(cfg, bad))
+
+
+@scenario
+def update_state_as_input_keeps_its_writes(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["in"]}, cfg)
+    lib.update_state(graph, cfg, {"trail": ["new input"]}, as_node="__input__")
+    lib.invoke(graph, None, cfg)
+    old = checkpoint_at_step(lib, graph, cfg, 0)
+    lib.update_state(graph, old, {"trail": ["old input"]}, as_node="__input__")
+
+
+@scenario
+def copy_of_a_per_thread_subgraph_parent(lib: Run):
+    graph = parent(lib, child(lib, True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["one"]}, cfg)
+    lib.invoke(graph, {"trail": ["two"]}, cfg)
+    before_child = checkpoint_at_step(lib, graph, cfg, 5)
+    copied = lib.update_state(graph, before_child, None, as_node="__copy__")
+    lib.invoke(graph, None, copied)
+    lib.bulk_update_state(graph, child_config(lib, graph, cfg),
+                          [[lib.StateUpdate({"trail": ["bulk inside"]}, "inner")]])
+    lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def async_per_thread_subgraph_copy_and_bulk(lib: Run):
+    graph = parent(lib, child(lib, True, ask=True))
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": ["one"]}, cfg)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.ainvoke(graph, lib.Command(resume="yes"), cfg)
+    lib.ainvoke(graph, {"trail": ["two"]}, cfg)
+    lib.ainvoke(graph, lib.Command(resume="again"), cfg)
+    before_child = checkpoint_at_step(lib, graph, cfg, 5)
+    copied = lib.update_state(graph, before_child, [({"trail": ["edited"]}, "before")],
+                              as_node="__copy__")
+    lib.ainvoke(graph, None, copied)
+    lib.bulk_update_state(graph, cfg, [[lib.StateUpdate({"trail": ["bulk"]}, "after")]])
+    lib.history(graph, child_config(lib, graph, cfg))
