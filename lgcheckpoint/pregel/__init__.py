@@ -25,7 +25,7 @@ from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.pregel.subgraphs import (
-    aload_before, is_own_run, load_before, own_namespace, replay_bound, resolve_saver,
+    aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.types import StateSnapshot, current_task
 
@@ -190,7 +190,7 @@ class Pregel:
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
         conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
-        conf.update(own_namespace(self, conf))  # checkpointer=True: one history per thread
+        locate_run(self, conf)  # checkpointer=True: one history per thread
         return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
@@ -206,15 +206,17 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
-        if bound := replay_bound(run.config[CONF]):  # a subgraph call of a replaying run
-            return load_before(run.saver, run.config, bound), False
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+            return load_before(run.saver, run.config, bound), False  # a replaying run's call
         saved = run.saver.get_tuple(run.config)
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
-        if bound := replay_bound(run.config[CONF]):
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
             return await aload_before(run.saver, run.config, bound), False
         saved = await run.saver.aget_tuple(run.config)
         if saved is None or not run.config[CONF].get("checkpoint_id"):

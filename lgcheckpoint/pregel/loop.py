@@ -399,14 +399,15 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
                    |                                  |         | ("fork") to branch from
 
     A subgraph call decides by its parent instead (parent_resuming): in the parent's first
-    step after a resume it continues its own checkpoint, whatever its input.
+    step after a resume it continues its own checkpoint, whatever its input -- unless the
+    caller named that checkpoint (checkpoint_map): then it replays or forks it as above.
     """
     continuing = parent_resuming if parent_resuming is not None else (
         input is None or isinstance(input, Command))
     if not (has_state and continuing):
         return FRESH
     answers = isinstance(input, Command) and input.resume is not None
-    if not addressed or answers or parent_resuming:
+    if not addressed or answers:  # a subgraph call is addressed only by checkpoint_map
         return RESUME_RUN
     if source in ("update", "fork") and not superseded:
         return REPLAY

@@ -43,6 +43,15 @@ def resolve_saver(graph: Any, conf: dict) -> Any:
     return conf.get(CHECKPOINTER) if graph.checkpointer is None else graph.checkpointer
 
 
+def locate_run(graph: Any, conf: dict) -> None:
+    """Where a run's checkpoints are: its own namespace, and the checkpoint the caller named
+    for it in checkpoint_map (a subgraph's config from get_state: time travel into it)."""
+    conf.update(own_namespace(graph, conf))
+    named = (conf.get("checkpoint_map") or {}).get(conf.get("checkpoint_ns", ""))
+    if named and not conf.get("checkpoint_id"):
+        conf["checkpoint_id"] = named
+
+
 def own_namespace(graph: Any, conf: dict) -> dict:
     """A checkpointer=True graph stores under its namespace without task ids ("outer|child")."""
     if graph.checkpointer is not True:

@@ -234,3 +234,33 @@ def async_per_thread_subgraph_copy_and_bulk(lib: Run):
     lib.ainvoke(graph, None, copied)
     lib.bulk_update_state(graph, cfg, [[lib.StateUpdate({"trail": ["bulk"]}, "after")]])
     lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def time_travel_into_a_subgraph_checkpoint(lib: Run):
+    def asker(name):
+        def ask(state):
+            lib.count(name)
+            return {"trail": [f"{name}:{lib.interrupt(name + '?')}"]}
+        return ask
+
+    for per_thread in (True, None):
+        g = lib.StateGraph(Trail)
+        g.add_node("step_a", visit("step_a", lib))
+        g.add_node("ask_1", asker("ask_1"))
+        g.add_node("ask_2", asker("ask_2"))
+        g.add_edge(lib.START, "step_a")
+        g.add_edge("step_a", "ask_1")
+        g.add_edge("ask_1", "ask_2")
+        p = lib.StateGraph(Trail)
+        p.add_node("executor", g.compile(checkpointer=per_thread))
+        p.add_edge(lib.START, "executor")
+        graph = p.compile(checkpointer=lib.saver())
+        cfg = thread(f"t-{per_thread}")
+        lib.invoke(graph, {"trail": []}, cfg)
+        at_first = lib.get_state(graph, cfg, subgraphs=True).tasks[0].state.config
+        lib.invoke(graph, lib.Command(resume="one"), cfg)
+        lib.invoke(graph, lib.Command(resume="two"), cfg)
+        lib.invoke(graph, None, at_first)  # ask_1 asks again, step_a does not rerun
+        lib.invoke(graph, lib.Command(resume="uno"), cfg)
+        lib.get_state(graph, cfg, subgraphs=True)
