@@ -162,6 +162,7 @@ RULES = [
     ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
     ("out_of_scope", "msg", r"langgraph_suite_plugin\.MessagesState",
      "langchain messages (MessagesState)"),
+    ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
      "patches a LangGraph-private module"),
