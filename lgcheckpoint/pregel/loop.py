@@ -135,10 +135,7 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.replaying = rewinds or self.superseded
-        # the checkpoint a replay starts from; an edited one's parent for update_state's
-        self.replay_from = (self.prev_checkpoint_config[CONF]["checkpoint_id"] if (
-            self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config)
-            else self.loaded_id)
+        replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         carried = []
@@ -155,8 +152,14 @@ class PregelLoop:
             self.continue_from_checkpoint(fork=case == FORK)
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
-            if rewinds:  # per-thread subgraphs go back too (subgraphs.py)
-                conf[REPLAYING] = Replay(self.replay_from)
+            conf[REPLAYING] = replay  # per-thread subgraphs go back in time too (subgraphs.py)
+
+    def replay_start(self) -> str:
+        """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
+        that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
+        if self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config:
+            return self.prev_checkpoint_config[CONF]["checkpoint_id"]
+        return self.loaded_id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
