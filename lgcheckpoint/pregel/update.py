@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
+from lgcheckpoint.managed import Window, read_managed
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
@@ -189,8 +190,10 @@ def node_writes(edit: Edit, node: Any, values: Any) -> list:
     """What the node's result `values` writes: state updates, edges, conditional edges."""
     writes = node.result_writes(values)
     for branch in node.branches:
-        state = branch_input(branch, local_read(edit.channels, writes, branch.reads), values)
-        route = branch.path(state)
+        state = local_read(edit.channels, writes, branch.reads)
+        if branch.managed:  # LangGraph's window for an update: two steps from here
+            state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))
+        route = branch.path(branch_input(branch, state, values))
         if inspect.isawaitable(route):  # an async edge (aupdate_state runs this in a thread)
             route = asyncio.run(route)
         writes.extend(branch_writes(branch.destinations(route)))
