@@ -34,6 +34,7 @@ ROOT_STREAM_MODES = "__lg_stream_modes"  # the modes that root run asked for
 WRITER = "__lg_writer"  # the custom stream writer a node gets (get_stream_writer)
 CHECKPOINT_ID = "__lg_checkpoint_id"  # the checkpoint the running step started from
 STEP = "__lg_step"  # the running step's number (node metadata langgraph_step)
+REPLAYING = "__lg_replay"  # a time-travelling root run's Replay, shared by its subgraph calls
 
 # special writes that say how a task ended, not what it wrote
 CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))

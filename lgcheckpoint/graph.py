@@ -278,9 +278,6 @@ class StateGraph:
                 **options: Any) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
         refuse_unimplemented("compile", options)  # store=, debug=True...
-        if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
-            raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
-                            "a saver, or None / False")
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])

@@ -167,6 +167,14 @@ class RetryPolicy(NamedTuple):
     ] = _default_retry_on
 
 
+class StateUpdate(NamedTuple):
+    """One update of bulk_update_state: values written as if node `as_node` returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None  # the task whose writes these are (default: the node's next)
+
+
 def frozen(obj: Any, depth: int = 10) -> Any:
     """A hashable stand-in for a node input: dicts as sorted pairs, lists as tuples."""
     if isinstance(obj, Hashable) or depth <= 0:

@@ -18,12 +18,15 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, state
+from lgcheckpoint.pregel import caching, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
+from lgcheckpoint.pregel.subgraphs import (
+    aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
+)
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
@@ -184,9 +187,7 @@ class Pregel:
 
     def _saver_for(self, conf: dict) -> Any:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
-        saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
-        if saver is False:
-            saver = None
+        saver = resolve_saver(self, conf)
         if saver is not None:
             if conf.get("thread_id") is None:
                 raise ValueError(
@@ -194,6 +195,7 @@ class Pregel:
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
         conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
+        locate_run(self, conf)  # checkpointer=True: one history per thread
         return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
@@ -209,12 +211,18 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+            return load_before(run.saver, run.config, bound), False  # a replaying run's call
         saved = run.saver.get_tuple(run.config)
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+            return await aload_before(run.saver, run.config, bound), False
         saved = await run.saver.aget_tuple(run.config)
         if saved is None or not run.config[CONF].get("checkpoint_id"):
             return saved, False
@@ -287,7 +295,11 @@ class Pregel:
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:
         """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
-        return state.update_state(self, config, values, as_node, task_id)
+        return update.update_state(self, config, values, as_node, task_id)
+
+    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
+        return update.bulk_update_state(self, config, supersteps)
 
     async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
         return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
@@ -299,6 +311,9 @@ class Pregel:
     async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
                             task_id: str | None = None) -> dict:
         return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
+    async def abulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of these nodes (default: every node)."""
@@ -343,7 +358,7 @@ class Pregel:
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
     if (parent := current_task.get(None)) is not None and not (config or {}).get(
-            CONF, {}).get(TASK_ID):
+            CONF, {}).get(TASK_ID) and not is_own_run(config):
         # graph.invoke() inside a node: a subgraph of the running task
         sub = subgraph_config(parent)
         config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}

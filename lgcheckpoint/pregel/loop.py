@@ -16,8 +16,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME, RESUME_MAP, RESUMING, ROOT, START, STEP,
-    TASK_ID, TASKS,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, REPLAYING, RESUME, RESUME_MAP, RESUMING, ROOT,
+    START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import caching
@@ -31,6 +31,7 @@ from lgcheckpoint.pregel.checkpoint import (
 )
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
+from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.replaying = rewinds or self.superseded
+        replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         carried = []
@@ -151,6 +153,14 @@ class PregelLoop:
             self.continue_from_checkpoint(fork=case == FORK)
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
+            conf[REPLAYING] = replay  # per-thread subgraphs go back in time too (subgraphs.py)
+
+    def replay_start(self) -> str:
+        """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
+        that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
+        if self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config:
+            return self.prev_checkpoint_config[CONF]["checkpoint_id"]
+        return self.loaded_id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
@@ -410,14 +420,15 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
                    |                                  |         | ("fork") to branch from
 
     A subgraph call decides by its parent instead (parent_resuming): in the parent's first
-    step after a resume it continues its own checkpoint, whatever its input.
+    step after a resume it continues its own checkpoint, whatever its input -- unless the
+    caller named that checkpoint (checkpoint_map): then it replays or forks it as above.
     """
     continuing = parent_resuming if parent_resuming is not None else (
         input is None or isinstance(input, Command))
     if not (has_state and continuing):
         return FRESH
     answers = isinstance(input, Command) and input.resume is not None
-    if not addressed or answers or parent_resuming:
+    if not addressed or answers:  # a subgraph call is addressed only by checkpoint_map
         return RESUME_RUN
     if source in ("update", "fork") and not superseded:
         return REPLAY

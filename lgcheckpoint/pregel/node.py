@@ -88,18 +88,19 @@ class Node:
 
     @property
     def inner_graph(self) -> Any:
-        """The graph this node runs: its subgraph, or one its function calls (found in closure)."""
+        """The graph this node runs that keeps state: its subgraph, or one its function calls
+        (found in its closure); a graph compiled with checkpointer=False keeps none."""
         from lgcheckpoint.pregel import Pregel
 
-        if self.subgraph is not None or self.func is None:
-            return self.subgraph
         fn = self.func
         code = getattr(fn, "__code__", None)
-        if code is None:
-            return None
-        cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
-        names = [fn.__globals__.get(n) for n in code.co_names]
-        return next((v for v in [*cells, *names] if isinstance(v, Pregel)), None)
+        if self.subgraph is not None or code is None:
+            found = [self.subgraph]
+        else:
+            cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
+            found = [*cells, *(fn.__globals__.get(n) for n in code.co_names)]
+        return next((v for v in found if isinstance(v, Pregel) and v.checkpointer is not False),
+                    None)
 
     def update_writes(self, result: Any) -> list[Write]:
         """State updates in a node's return value: dict, Command, state object, or None."""

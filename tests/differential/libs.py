@@ -19,6 +19,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "Command": ("types", "Command"),
     "Send": ("types", "Send"),
     "RetryPolicy": ("types", "RetryPolicy"),
+    "StateUpdate": ("types", "StateUpdate"),
     "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
     "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),
     "PostgresSaver": ("checkpoint.postgres", "PostgresSaver"),
