@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import state
+from lgcheckpoint.pregel import delta, state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
@@ -204,13 +204,14 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
-        saved = run.saver.get_tuple(run.config)
+        saved = delta.resolve(run.saver, self.channels, run.saver.get_tuple(run.config))
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
-        saved = await run.saver.aget_tuple(run.config)
+        saved = await delta.aresolve(
+            run.saver, self.channels, await run.saver.aget_tuple(run.config))
         if saved is None or not run.config[CONF].get("checkpoint_id"):
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))

@@ -28,6 +28,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions,
 )
+from lgcheckpoint.pregel.delta import DeltaBook
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.types import Command, Send, update_as_tuples
@@ -57,6 +58,10 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        self.delta = DeltaBook(graph.channels)  # when DeltaChannels store snapshots (delta.py)
+        if self.delta.keys and run.saver and run.durability == "exit":
+            raise TypeError(f"lgcheckpoint does not implement durability='exit' for graphs with "
+                            f"a DeltaChannel ({self.delta.keys}): use 'sync' or 'async'")
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -69,6 +74,7 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
+            self.delta.after_step(self.tasks.values())
             if "values" in self.modes and not self.updated_channels.isdisjoint(
                     self.spec.output_keys):
                 self.emit("values", self.read_output())
@@ -139,6 +145,8 @@ class PregelLoop:
         carried = []
         if isinstance(self.input, Command):
             carried = self.apply_command(self.input, forks=case == FORK)
+        self.delta.loaded([*self.pending_writes, *carried],
+                          reuses=case == RESUME_RUN and not self.replaying)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
@@ -156,6 +164,7 @@ class PregelLoop:
         if input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = self.next_tasks(self.loaded_updated)
+            self.delta.overwritten(input_writes)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
         elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
@@ -292,6 +301,7 @@ class PregelLoop:
         """Snapshot the channels as the step's checkpoint and hand it to the queue."""
         metadata["step"] = self.step
         metadata["parents"] = self.spec.config[CONF].get("checkpoint_map", {})
+        self.delta.count(self.metadata, metadata, self.updated_channels)
         self.metadata = metadata
         if not self.saves.saves_steps:  # "exit" only needs the versions until the end
             self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
@@ -310,6 +320,11 @@ class PregelLoop:
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
+        if self.delta.keys:  # snapshots may bump versions: what changed is asked again
+            self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
+                             self.get_next_version, self.graph.trigger_to_nodes)
+            new_versions = new_channel_versions(
+                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
         config = self.checkpoint_config  # the checkpoint this one follows (none at first)
         self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None

@@ -18,6 +18,7 @@ from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START,
 )
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
+from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, local_read, prepare_next_tasks, read_state, reuse_pending_writes,
@@ -63,7 +64,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    checkpoint, channels, pending, tasks = restore(graph, saved)
+    checkpoint, channels, pending, tasks = restore(graph, saved, saver)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
@@ -89,8 +90,10 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None) -> tuple[dict, dict, list, dict]:
+def restore(graph: Any, saved: CheckpointTuple | None, saver: Any
+            ) -> tuple[dict, dict, list, dict]:
     """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks."""
+    saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
     checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
     channels = channels_from_checkpoint(graph.channels, checkpoint)
     if saved is None:
@@ -135,26 +138,56 @@ class Edit:
             raise CheckpointNotFoundError(
                 f"Thread {conf['thread_id']!r} has no checkpoint {conf['checkpoint_id']!r}: pick "
                 "one from get_state_history(config), or leave checkpoint_id out to edit the latest")
-        self.checkpoint, self.channels, self.pending, self.next_tasks = restore(self.graph, saved)
+        self.checkpoint, self.channels, self.pending, self.next_tasks = restore(
+            self.graph, saved, self.saver)
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.metadata = saved.metadata if saved else {}
+        self.updated: set[str] = set()
+        self.delta = delta.DeltaBook(self.graph.channels)  # a new branch: its writes snapshot
+        self.delta.loaded(self.pending, reuses=False)
         self.step = self.metadata.get("step", -1)
         # the new checkpoint's parent: the edited one
         self.parent_config = {**self.config, CONF: {**conf, **saved.config[CONF]}} if saved else (
             self.config)
 
     def apply(self, tasks: Any) -> set[str]:
-        return apply_writes(self.checkpoint, self.channels, tasks, self.saver.get_next_version,
-                            self.graph.trigger_to_nodes)
+        tasks = list(tasks)
+        updated = apply_writes(self.checkpoint, self.channels, tasks, self.saver.get_next_version,
+                               self.graph.trigger_to_nodes)
+        self.updated |= updated
+        self.delta.overwritten(w for task in tasks for w in task.writes)
+        return updated
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
         new = create_checkpoint(self.checkpoint, self.channels,
                                 new_step if id_step is None else id_step)
         metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
+        if self.delta.keys:
+            self.store_deltas(new, metadata)
         put = self.saver.put(self.parent_config, new, metadata,
                              new_channel_versions(self.previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, self.metadata)
+
+    def store_deltas(self, new: dict, metadata: dict) -> None:
+        """A new thread snapshots every delta channel it wrote; an edit counts like a step."""
+        if self.saved is None:
+            self.delta.forced = {k for k in self.delta.keys if k in new["channel_versions"]
+                                 and self.channels[k].is_available()}
+        else:
+            self.delta.count(self.metadata, metadata, self.updated)
+        self.delta.store(new, self.channels, metadata, self.previous_versions,
+                         self.saver.get_next_version, self.graph.trigger_to_nodes)
+
+    def keep_writes(self, writes: list, task_id: str, task_path: str = "") -> None:
+        """Save an edit's writes on the checkpoint it edits, where DeltaChannels replay them;
+        if the thread moved past that checkpoint, other branches would too: snapshot instead."""
+        if self.saved is None or not writes:
+            return
+        if superseded(self.saver, self.config, self.saved):
+            self.delta.forced |= delta.written(self.graph.channels, writes)
+        else:
+            self.saver.put_writes(self.parent_config, list(writes), task_id, task_path)
 
 
 def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
@@ -181,7 +214,8 @@ def update_as_input(edit: Edit, values: Any) -> dict:
     """as_node="__input__": the values are new input, saved as an "input" checkpoint."""
     if values is None:
         raise InvalidUpdateError(f"Received no input writes for {edit.graph.input_channels}")
-    edit.apply([InputWrites([(START, values)])])
+    edit.apply([InputWrites([(START, values)])])  # may refuse the values: nothing saved yet
+    edit.keep_writes([(START, values)], str(uuid.uuid5(uuid.UUID(edit.checkpoint["id"]), INPUT)))
     return edit.publish("input", -1 if edit.metadata.get("step") is None else edit.step + 1)
 
 
@@ -189,7 +223,7 @@ def update_as_node(edit: Edit, values: Any, as_node: str | None, task_id: str | 
     """The values as `as_node`'s result: its edges fire, and the edited checkpoint keeps them."""
     graph, checkpoint = edit.graph, edit.checkpoint
     if as_node is None:
-        as_node = infer_as_node(graph, checkpoint["versions_seen"])
+        as_node = infer_as_node(graph, delta.without_bumps(checkpoint["versions_seen"]))
         if as_node is None:
             raise InvalidUpdateError("Ambiguous update, specify as_node=<name of a node>")
     if as_node not in graph.nodes:
@@ -205,11 +239,10 @@ def update_as_node(edit: Edit, values: Any, as_node: str | None, task_id: str | 
         writes.extend(branch_writes(branch.destinations(route)))
     task = InputWrites(writes, path=(INTERRUPT, 0), name=as_node, triggers=[INTERRUPT])
     edit.apply([task])  # may refuse the values
-    if edit.saved is not None and writes and not superseded(edit.saver, edit.config, edit.saved):
-        # the update is also kept as the writes of that task on the checkpoint it edits
-        tid = task_id or next((t.id for t in edit.next_tasks.values() if t.name == as_node),
-                              None) or str(uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
-        edit.saver.put_writes(edit.parent_config, list(writes), tid, task_path_str(task.path))
+    # the update is also kept as the writes of that task on the checkpoint it edits
+    tid = task_id or next((t.id for t in edit.next_tasks.values() if t.name == as_node),
+                          None) or str(uuid.uuid5(uuid.UUID(checkpoint["id"]), INTERRUPT))
+    edit.keep_writes(writes, tid, task_path_str(task.path))
     return edit.publish("update", edit.step + 1)
 
 
