@@ -28,6 +28,8 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
+    "DeltaChannel": ("channels", "DeltaChannel"),
+    "Overwrite": ("types", "Overwrite"),
 }
 
 
