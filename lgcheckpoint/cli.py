@@ -214,6 +214,7 @@ def plain(value: Any, width: int = FIELD_WIDTH) -> str:
 def print_history(saver: Any, config: dict, every: bool = False) -> None:
     """One line per checkpoint, oldest first: the root graph, then each subgraph namespace."""
     from lgcheckpoint.viz import load_history
+    from lgcheckpoint.viz.deltas import delta_marks
 
     history = load_history(saver, config)
     histories = [history, *history.subgraphs.values()]
@@ -232,6 +233,7 @@ def print_history(saver: Any, config: dict, every: bool = False) -> None:
                 "(--all shows them)")
         for step in steps:
             marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
+            marks += plain(delta_marks(step.values), 2 * FIELD_WIDTH)
             parent = step.parent or "-"
             updated = plain(",".join(step.updated_channels) or "-")
             after = plain(",".join(step.next)) or "-"
