@@ -58,7 +58,10 @@ def test_in_memory_walk_same_as_default():
     check_same_as_default(saver, thread_with_fork(saver))
 
 
-def test_sqlite_walk_same_as_default(tmp_path):
+def test_sqlite_walk_same_as_default(tmp_path, monkeypatch):
+    from lgcheckpoint.checkpoint.sqlite import sql
+
+    monkeypatch.setattr(sql.HistoryRead, "PAGE", 5)  # many pages: the walk resumes where it was
     with SqliteSaver.from_conn_string(str(tmp_path / "t.db")) as saver:
         configs = thread_with_fork(saver)
         check_same_as_default(saver, configs)
@@ -82,8 +85,10 @@ def test_async_sqlite_walk_same_as_default(tmp_path):
 
 
 @pytest.mark.postgres
-def test_postgres_walk_same_as_default(postgres_uri):
-    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+def test_postgres_walk_same_as_default(postgres_uri, monkeypatch):
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
+
+    monkeypatch.setattr(sql.HistoryRead, "PAGE", 5)
 
     with PostgresSaver.from_conn_string(postgres_uri) as saver:
         saver.setup()
