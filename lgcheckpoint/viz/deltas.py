@@ -74,9 +74,13 @@ def mark_deltas(steps: list[Any], by_key: dict[str, Any], graph: Any = None) -> 
             step.values[channel] = DeltaView(seed, writes, value if rebuilt else None, rebuilt)
 
 
-def delta_marks(values: dict[str, Any]) -> str:
-    """A short note per delta channel, for one-line listings: stored whole, or replayed."""
+def delta_marks(values: dict[str, Any], offset: int = 0) -> str:
+    """A short note per delta channel, for one-line listings: stored whole, or replayed
+    (``offset``: the listing numbers checkpoints from there, not from c0)."""
+    def seed(v: DeltaView) -> str:
+        return "older" if v.seed is None else f"c{offset + int(v.seed[1:])}" if v.seed else "empty"
+
     marks = [f" [snapshot {c}]" for c, v in values.items() if is_snapshot(v)]
-    marks += [f" [delta {c}: {'older' if v.seed is None else v.seed or 'empty'}+{v.writes} writes]"
+    marks += [f" [delta {c}: {seed(v)}+{v.writes} writes]"
               for c, v in values.items() if isinstance(v, DeltaView)]
     return "".join(marks)
