@@ -38,4 +38,5 @@ STEP = "__lg_step"  # the running step's number (node metadata langgraph_step)
 # special writes that say how a task ended, not what it wrote
 CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
+ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))

@@ -9,15 +9,18 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
-from lgcheckpoint.pregel.algo import read_state
+from lgcheckpoint.pregel.algo import key_list, read_state
 from lgcheckpoint.types import PregelTask
 
 
 def updates_payload(keys: list[str], task: Any, writes: list, cached: bool = False) -> dict:
-    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts."""
-    mine = [(c, v) for c, v in writes if c in keys]
+    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts;
+    a single-value state shows the value itself."""
+    mine = [(c, v) for c, v in writes if c in key_list(keys)]
     if not mine:
         value: Any = None
+    elif isinstance(keys, str):
+        value = mine[-1][1] if len(mine) == 1 else [v for _, v in mine]
     elif len({c for c, _ in mine}) < len(mine):  # a key written twice
         value = [{c: v} for c, v in mine]
     else:
@@ -33,8 +36,11 @@ def task_payload(task: Any) -> dict:
     return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
 
 
-def result_writes(writes: list) -> dict:
-    """Writes as {channel: value}, or {channel: {"$writes": [...]}} when written twice."""
+def result_writes(writes: list, keys: Any = None) -> Any:
+    """Writes as {channel: value}, or {channel: {"$writes": [...]}} when written twice; a
+    single-value state's (``keys`` is its one channel name) as that value."""
+    if isinstance(keys, str) and writes:
+        return writes[-1][1]
     result: dict = {}
     for chan, value in writes:
         if chan in result:
@@ -52,7 +58,8 @@ def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
         "id": task.id, "name": task.name,
         "error": next((v for c, v in writes if c == ERROR), None),
         "result": result_writes([(c, v) for c, v in writes
-                                 if c in graph.stream_channels or c == RETURN]),
+                                 if c in key_list(graph.stream_channels) or c == RETURN],
+                                graph.stream_channels),
         "interrupts": [interrupt_dict(i) for c, v in writes if c == INTERRUPT for i in v],
     }
 
@@ -90,8 +97,8 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
                            for i in (v if isinstance(v, (list, tuple)) else [v]))
         if live and output:
             interrupts = ()
-        shown = [(c, v) for c, v in output if c in graph.stream_channels]
-        result = (result_writes(shown) if shown else {}) if output else None
+        shown = [(c, v) for c, v in output if c in key_list(graph.stream_channels)]
+        result = (result_writes(shown, graph.stream_channels) if shown else {}) if output else None
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
     return tuple(out)
