@@ -1,5 +1,6 @@
-"""get_delta_channel_history: each saver's fast walk returns what the contract's default walk
-(BaseCheckpointSaver, one get_tuple per ancestor) returns, on a thread with a fork."""
+"""DeltaChannel directly: the channel's own rules, what is refused, and get_delta_channel_history
+(each saver's fast walk returns what the contract's default walk, one get_tuple per ancestor,
+returns, on a thread with a fork). Whole histories against LangGraph: differential/."""
 
 import asyncio
 import operator
@@ -95,3 +96,26 @@ def test_postgres_walk_same_as_default(postgres_uri, monkeypatch):
         saver.delete_thread("t")
         check_same_as_default(saver, thread_with_fork(saver))
         saver.delete_thread("t")
+
+
+def test_channel_rules():
+    from lgcheckpoint.channels import MISSING
+    from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
+    from lgcheckpoint.errors import InvalidUpdateError
+    from lgcheckpoint.types import Overwrite
+
+    with pytest.raises(ValueError, match="snapshot_frequency"):
+        DeltaChannel(extend, snapshot_frequency=0)
+    chan = DeltaChannel(extend, list).from_checkpoint(DeltaSnapshot(["a"]))
+    chan.replay_writes([("t", "k", ["b"]), ("t", "k", Overwrite(["x"])), ("t", "k", ["y"])])
+    assert chan.get() == ["x", "y"]  # the last Overwrite restarts the fold
+    assert chan.checkpoint() is MISSING  # never stored as such: pregel/delta.py decides
+    with pytest.raises(InvalidUpdateError, match="Overwrite"):
+        chan.update([Overwrite([1]), Overwrite([2])])
+
+
+def test_exit_durability_is_refused_by_name():
+    app = graph(InMemorySaver())
+    with pytest.raises(TypeError, match="durability='exit'.*DeltaChannel"):
+        app.invoke({"items": [], "n": 0}, {"configurable": {"thread_id": "x"}}, durability="exit")
+    assert list(app.checkpointer.list({"configurable": {"thread_id": "x"}})) == []  # nothing
