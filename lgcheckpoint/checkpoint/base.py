@@ -302,8 +302,11 @@ class BaseCheckpointSaver(Generic[V]):
         writes after it. This default reads whole ancestors with get_tuple; savers override."""
         walk = HistoryWalk(channels)
         target = self.get_tuple(config) if channels else None
-        parent = target.parent_config if target else None
+        parent, seen = (target.parent_config if target else None), set()
         while parent is not None and walk.remaining and (saved := self.get_tuple(parent)):
+            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
+                break
+            seen.add(saved.checkpoint["id"])
             walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
             parent = saved.parent_config
         return walk.result()
@@ -338,8 +341,11 @@ class BaseCheckpointSaver(Generic[V]):
                                          ) -> dict[str, DeltaChannelHistory]:
         walk = HistoryWalk(channels)
         target = await self.aget_tuple(config) if channels else None
-        parent = target.parent_config if target else None
+        parent, seen = (target.parent_config if target else None), set()
         while parent is not None and walk.remaining and (saved := await self.aget_tuple(parent)):
+            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
+                break
+            seen.add(saved.checkpoint["id"])
             walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
             parent = saved.parent_config
         return walk.result()

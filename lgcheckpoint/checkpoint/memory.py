@@ -242,7 +242,10 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         walk, loads = HistoryWalk(channels), self.serde.loads_typed
         target = checkpoints.get(checkpoint_id or checkpoints.latest)
         parent_id = target.parent_id if target and channels else None
-        while parent_id and walk.remaining and (saved := checkpoints.get(parent_id)):
+        seen = set()  # a corrupt chain may cycle
+        while parent_id and walk.remaining and parent_id not in seen and (
+                saved := checkpoints.get(parent_id)):
+            seen.add(parent_id)
             versions = loads(saved.checkpoint)["channel_versions"]
             values = self._load_blobs(thread_id, ns, versions, only=walk.remaining)
             stored = self.writes.get((thread_id, ns, parent_id), {})

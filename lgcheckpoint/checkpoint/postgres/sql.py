@@ -46,6 +46,7 @@ from lgcheckpoint.checkpoint.base import (
     writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
 
 
@@ -396,6 +397,8 @@ def put_statement(
     thread_id, ns, parent_id = address(config)
     values = checkpoint["channel_values"]
     inline_values = {ch: v for ch, v in values.items() if inline(v)}
+    # a DeltaChannel snapshot is a blob, marked `true` in the JSONB as LangGraph marks it
+    markers = {ch: True for ch, v in values.items() if isinstance(v, DeltaSnapshot)}
     # a changed channel with no value (e.g. consumed) gets no row, as in LangGraph
     blobs = [(ch, version) for ch, version in new_versions.items()
              if ch in values and ch not in inline_values]
@@ -406,7 +409,8 @@ def put_statement(
     params = {
         "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": parent_id,
         # serialized here, before anything is sent, so a bad value fails without a round trip
-        "checkpoint": to_json({**checkpoint, "channel_values": inline_values}, "checkpoint"),
+        "checkpoint": to_json({**checkpoint, "channel_values": {**inline_values, **markers}},
+                              "checkpoint"),
         # LangGraph's Postgres saver (only it) drops a "writes" key from metadata
         "metadata": to_json({k: v for k, v in get_checkpoint_metadata(config, metadata).items()
                              if k != "writes"}, "metadata"),
@@ -531,17 +535,21 @@ class HistoryRead:
     def __init__(self, config: RunnableConfig, channels: Sequence[str],
                  serde: SerializerProtocol) -> None:
         thread, ns, target = address(config)
-        self.walk, self.serde = HistoryWalk(channels), serde
+        self.walk, self.serde, self.seen = HistoryWalk(channels), serde, set()
         self.params = {"thread": thread, "ns": ns, "page": self.PAGE, "channels": list(channels)}
         self.next: Statement | None = Statement(
-            HISTORY_SQL.format(anchor=HISTORY_ANCHORS["first"]), {**self.params, "id": target}
-        ) if channels else None
+            HISTORY_SQL.format(anchor=HISTORY_ANCHORS["first"]),
+            {**self.params, "id": target or None}) if channels else None
 
     def take(self, rows: list[dict[str, Any]]) -> Statement | None:
         """The rows of the last page; returns the next page's statement (None: done)."""
         for row in rows:
+            if row["checkpoint_id"] in self.seen:  # a corrupt chain that cycles: stop
+                return None
+            self.seen.add(row["checkpoint_id"])
             where = f"checkpoint {row['checkpoint_id']!r}"
-            values = dict(row["inline"] or {})
+            # a JSON null cannot be told from "nothing stored": not a seed
+            values = {c: v for c, v in (row["inline"] or {}).items() if v is not None}
             for channel, type_tag, blob in as_text(row["blobs"]):
                 if type_tag != "empty":
                     values[channel] = decode(self.serde, type_tag, blob, f"{channel!r} of {where}")

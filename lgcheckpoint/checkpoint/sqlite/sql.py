@@ -286,8 +286,9 @@ class HistoryRead:
         self.thread, self.ns, target = address(config)
         self.walk, self.serde, self.has_task_path = HistoryWalk(channels), serde, has_task_path
         self.visited: list[tuple[str, dict[str, Any]]] = []  # (ancestor id, wanted values)
+        self.ids: set[str] = set()
         self.next: Query | None = Query(PARENT_OF, {"thread": self.thread, "ns": self.ns,
-                                                    "id": target}) if channels else None
+                                                    "id": target or None}) if channels else None
         self.remaining = set(channels)
 
     def take(self, rows: list[Sequence[Any]]) -> Query | None:
@@ -297,6 +298,10 @@ class HistoryRead:
         else:
             parent = None
             for checkpoint_id, parent, type_, blob in rows:
+                if checkpoint_id in self.ids:  # a corrupt chain that cycles: stop
+                    parent = None
+                    break
+                self.ids.add(checkpoint_id)
                 values = self.serde.loads_typed((type_, blob))["channel_values"]
                 wanted = {c: values[c] for c in self.remaining if c in values}
                 self.visited.append((checkpoint_id, wanted))
