@@ -245,3 +245,20 @@ def test_a_postgres_thread_written_by_one_library_is_continued_by_the_other(
             state[lib.name] = record(lambda run: run.get_state(
                 interrupted_thread(run), thread()), lib, keep)
     assert_same("get_state", state[writer.name], state[reader.name], writer.name, reader.name)
+
+
+@pytest.mark.postgres
+def test_postgres_rows_mark_a_snapshot_as_langgraph_does(postgres_uri):
+    """The raw JSONB: a snapshot is a blob plus a `true` marker in channel_values."""
+    import psycopg
+
+    def raw(lib):
+        record(CAUSES["delta_snapshots_every_n_updates"], lib,
+               lambda lib: fresh_postgres(lib, postgres_uri))
+        with psycopg.connect(postgres_uri) as conn:
+            return conn.execute(
+                "SELECT checkpoint -> 'channel_values' -> 'messages' FROM checkpoints "
+                "ORDER BY checkpoint_id").fetchall()
+
+    ours, theirs = raw(OURS), raw(LANGGRAPH)
+    assert ours == theirs and (True,) in ours
