@@ -26,7 +26,7 @@ from lgcheckpoint.pregel.algo import (
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, new_channel_versions,
+    channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.delta import DeltaBook
 from lgcheckpoint.pregel.node import goto_targets
@@ -292,7 +292,8 @@ class PregelLoop:
     # --- saving (when each save happens is decided in saves.py) ---------------------------
     def writes_call(self, task_id: str, writes: list) -> PutWrites:
         """put_writes' arguments: the writes, against the checkpoint the task ran from."""
-        writes = [w for w in writes if getattr(self.channels.get(w[0]), "saved", True)]
+        writes = [(c, saved_packet(v, self.channels) if c == TASKS else v) for c, v in writes
+                  if getattr(self.channels.get(c), "saved", True)]
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
@@ -327,6 +328,9 @@ class PregelLoop:
             new_versions = new_channel_versions(
                 self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
+        if packets := self.checkpoint["channel_values"].get(TASKS):
+            self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
+                                                        for p in packets]
         config = self.checkpoint_config  # the checkpoint this one follows (none at first)
         self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
         self.previous_versions = dict(self.checkpoint["channel_versions"])
