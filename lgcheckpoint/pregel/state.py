@@ -90,10 +90,12 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None, saver: Any
+def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None
             ) -> tuple[dict, dict, list, dict]:
-    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks."""
-    saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
+    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks
+    (without a saver, DeltaChannels that store no value here read as empty)."""
+    if saver is not None:
+        saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
     checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
     channels = channels_from_checkpoint(graph.channels, checkpoint)
     if saved is None:
