@@ -114,8 +114,14 @@ def test_channel_rules():
         chan.update([Overwrite([1]), Overwrite([2])])
 
 
-def test_exit_durability_is_refused_by_name():
-    app = graph(InMemorySaver())
-    with pytest.raises(TypeError, match="durability='exit'.*DeltaChannel"):
-        app.invoke({"items": [], "n": 0}, {"configurable": {"thread_id": "x"}}, durability="exit")
-    assert list(app.checkpointer.list({"configurable": {"thread_id": "x"}})) == []  # nothing
+def test_exit_durability_keeps_the_writes_a_load_replays():
+    """"exit" saves one checkpoint: the run's delta writes go on a stub before it (new thread)."""
+    saver = InMemorySaver()
+    app = graph(saver)
+    exit_cfg, sync_cfg = ({"configurable": {"thread_id": t}} for t in ("exit", "sync"))
+    app.invoke({"items": [], "n": 38}, exit_cfg, durability="exit")
+    app.invoke({"items": [], "n": 38}, sync_cfg, durability="sync")
+    assert app.get_state(exit_cfg).values == app.get_state(sync_cfg).values
+    stored = list(saver.list(exit_cfg))
+    assert [t.metadata["step"] for t in stored] == [2, -2]  # the last checkpoint, and the stub
+    assert stored[1].pending_writes  # where the load finds the writes

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import uuid
 from typing import Any, Iterable, Mapping
 
 from lgcheckpoint.channels import MISSING, BinaryOperatorAggregate, Channel, DeltaChannel
@@ -22,6 +23,7 @@ from lgcheckpoint.channels import overwrite_value
 from lgcheckpoint.checkpoint.base import Checkpoint, CheckpointTuple
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
 from lgcheckpoint.constants import NS_END, NS_SEP, NULL_TASK_ID
+from lgcheckpoint.pregel.algo import task_path_str
 
 COUNTERS = "counters_since_delta_snapshot"  # metadata key: channel -> (updates, supersteps)
 SNAPSHOT_BUMPS = "__snapshot_bumps__"  # versions_seen entry: what a snapshot's bump advanced
@@ -94,10 +96,14 @@ async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTu
 class DeltaBook:
     """One run's delta bookkeeping: the counters, and the channels forced to snapshot next."""
 
-    def __init__(self, channels: Mapping[str, Channel]) -> None:
+    def __init__(self, channels: Mapping[str, Channel], exit_mode: bool = False) -> None:
         self.keys = delta_keys(channels)
         self.forced: set[str] = set()
         self.loaded_writes: list = []  # a resume's loaded writes, until its first step ends
+        self.stored: set[tuple[str, str]] = set()  # (task, channel) writes already on the start
+        # durability="exit": every delta write of the run, (step, task id, task path, ch, value)
+        self.exit_writes: list[tuple[int, str, str, str, Any]] | None = [] if exit_mode else None
+        self.first_step: int | None = None
 
     def count(self, previous: Mapping, metadata: dict, updated: set[str] | None) -> None:
         """One more super-step for every delta channel; one more update for those written."""
@@ -130,14 +136,21 @@ class DeltaBook:
         """Writes stored on the starting checkpoint belong to the branch that went on from it:
         unless this run gives them back to their tasks, its next checkpoint snapshots."""
         self.loaded_writes = [w for w in pending_writes if w[0] != NULL_TASK_ID] if reuses else []
+        self.stored = {(t, c) for t, c, _ in pending_writes if c in self.keys}
         if not reuses:
             self.forced |= {c for _, c, _ in pending_writes if c in self.keys}
 
-    def after_step(self, tasks: Iterable[Any]) -> None:
+    def after_step(self, tasks: Iterable[Any], step: int) -> None:
         """Overwrites force a snapshot; so do loaded writes that no task of a resumed first
-        step took back (they were another branch's)."""
+        step took back (they were another branch's). "exit" keeps the step's delta writes."""
         tasks = list(tasks)
         self.overwritten(w for task in tasks for w in task.writes)
+        if self.exit_writes is not None:
+            first = self.first_step is None
+            self.first_step = step if first else self.first_step
+            self.exit_writes += [(step, t.id, task_path_str(t.path), c, v) for t in tasks
+                                 for c, v in t.writes if c in self.keys
+                                 and not (first and (t.id, c) in self.stored)]
         if self.loaded_writes:
             ids = {task.id for task in tasks}
             self.forced |= {c for t, c, _ in self.loaded_writes if c in self.keys and t not in ids}
@@ -146,6 +159,34 @@ class DeltaBook:
     def overwritten(self, writes: Iterable[tuple]) -> None:
         """An Overwrite resets the value: the next checkpoint snapshots it."""
         self.forced |= {w[-2] for w in writes if w[-2] in self.keys and overwrite_value(w[-1])[0]}
+
+
+def exit_task_id(step: int, task_id: str, late: bool) -> str:
+    """Where "exit" stores a step's delta writes: the task id with the step in its first group
+    (sorts by step; never the null task's id), or, for a step after the first, an id that sorts
+    after every real one."""
+    parts = str(uuid.UUID(task_id)).split("-")
+    if late:
+        return f"ffffffff-{step >> 16:04x}-{step & 0xFFFF:04x}-{parts[3]}-{parts[4]}"
+    synthetic = "-".join([f"{step:08d}", *parts[1:]])
+    return f"{step:08d}-0000-0000-0000-000000000001" if synthetic == NULL_TASK_ID else synthetic
+
+
+def exit_write_calls(book: DeltaBook, snapshot: set[str]) -> list[tuple[str, str, list]]:
+    """(task id, task path, writes) put_writes calls for the run's delta writes that the final
+    checkpoint does not snapshot, grouped as LangGraph groups them."""
+    grouped: dict[tuple[str, str], list] = {}
+    for step, tid, path, channel, value in book.exit_writes or ():
+        if channel in snapshot:
+            continue
+        if tid == NULL_TASK_ID:
+            key = (exit_task_id(step, tid, False), "")
+        elif step == book.first_step:
+            key = (exit_task_id(step, tid, False), path)
+        else:
+            key = (exit_task_id(step, tid, True), f"~~{step:010d}{path}")
+        grouped.setdefault(key, []).append((channel, value))
+    return [(tid, path, writes) for (tid, path), writes in grouped.items()]
 
 
 def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], keys: list[str],

@@ -28,7 +28,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
 )
-from lgcheckpoint.pregel.delta import DeltaBook
+from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.types import Command, Send, update_as_tuples
@@ -58,10 +58,8 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
-        self.delta = DeltaBook(graph.channels)  # when DeltaChannels store snapshots (delta.py)
-        if self.delta.keys and run.saver and run.durability == "exit":
-            raise TypeError(f"lgcheckpoint does not implement durability='exit' for graphs with "
-                            f"a DeltaChannel ({self.delta.keys}): use 'sync' or 'async'")
+        # when DeltaChannels store snapshots, and what "exit" keeps of their writes (delta.py)
+        self.delta = DeltaBook(graph.channels, exit_mode=saves.saves_at_exit)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -74,7 +72,7 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
-            self.delta.after_step(self.tasks.values())
+            self.delta.after_step(self.tasks.values(), self.step)
             if "values" in self.modes and not self.updated_channels.isdisjoint(
                     key_list(self.spec.output_keys)):
                 self.emit("values", self.read_output())
@@ -346,6 +344,8 @@ class PregelLoop:
                 NS_END in part for part in self.namespace)):
             return None, []
         put = None
+        if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
+            self.save_exit_delta_writes()
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             put = self.snapshot_and_put(id=self.checkpoint["id"])
         writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
@@ -353,6 +353,24 @@ class PregelLoop:
                   for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
                   if task_id in self.written_task_ids]
         return put, writes
+
+    def save_exit_delta_writes(self) -> None:
+        """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
+        (a new thread: on a stub checkpoint saved for them), where a load walks back to them."""
+        if self.superseded:  # that checkpoint has other children: they must never see these
+            self.delta.forced |= {w[3] for w in self.delta.exit_writes}
+        counters = self.metadata.get(COUNTERS) or {}
+        snapshot = self.delta.due(self.channels, counters, self.checkpoint["channel_versions"])
+        if not (calls := exit_write_calls(self.delta, snapshot | self.delta.forced)):
+            return
+        anchor = self.checkpoint_config
+        if not anchor[CONF].get("checkpoint_id"):  # nothing saved yet: a stub to hold them
+            stub = {**empty_checkpoint(), "id": self.loaded_id}
+            anchor = {**anchor, CONF: {**anchor[CONF], "checkpoint_id": self.loaded_id}}
+            self.saves.submit(self.saves.put, self.checkpoint_config, stub, {"step": -2}, {})
+            self.checkpoint_config = anchor
+        for task_id, path, writes in calls:
+            self.saves.submit(self.saves.put_writes, anchor, writes, task_id, path)
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""

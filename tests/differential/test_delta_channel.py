@@ -152,6 +152,25 @@ def async_delta_resume_and_fork(lib: Run):
     lib.ainvoke(graph, None, history[2].config)
 
 
+@scenario
+def delta_exit_durability(lib: Run):
+    def ask(s):
+        return {"messages": [lib.interrupt("more?")], "turns": s["turns"] + 1}
+
+    g = lib.StateGraph(chat_state(lib, every=50))  # no snapshot: the writes are all there is
+    g.add_node("talk", lambda s: {"messages": [f"m{s['turns']}"], "turns": s["turns"] + 1})
+    g.add_node("side", lambda s: {"messages": ["side"]})
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "talk")
+    g.add_edge(lib.START, "side")
+    g.add_conditional_edges("talk", lambda s: "talk" if s["turns"] < 3 else "ask")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"messages": ["hi"], "turns": 0}, cfg, durability="exit")
+    lib.invoke(graph, lib.Command(resume="yes"), cfg, durability="exit")
+    lib.invoke(graph, {"messages": ["again"], "turns": 2}, cfg, durability="exit")
+
+
 SYNC = [name for name in CAUSES if not name.startswith("async")]
 
 
