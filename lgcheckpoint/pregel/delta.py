@@ -104,6 +104,7 @@ class DeltaBook:
         # durability="exit": every delta write of the run, (step, task id, task path, ch, value)
         self.exit_writes: list[tuple[int, str, str, str, Any]] | None = [] if exit_mode else None
         self.first_step: int | None = None
+        self.commanded: list[tuple[str, Any]] = []  # this run's Command(update=...) writes
 
     def count(self, previous: Mapping, metadata: dict, updated: set[str] | None) -> None:
         """One more super-step for every delta channel; one more update for those written."""
@@ -148,6 +149,9 @@ class DeltaBook:
         if self.exit_writes is not None:
             first = self.first_step is None
             self.first_step = step if first else self.first_step
+            if first:
+                self.exit_writes += [(step, NULL_TASK_ID, "", c, v) for c, v in self.commanded
+                                     if c in self.keys]
             self.exit_writes += [(step, t.id, task_path_str(t.path), c, v) for t in tasks
                                  for c, v in t.writes if c in self.keys
                                  and not (first and (t.id, c) in self.stored)]

@@ -208,6 +208,7 @@ class PregelLoop:
         if forks:
             return [(NULL_TASK_ID, c, v) for c, v in writes]
         self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
+        self.delta.commanded = writes
         return []
 
     def map_input(self, value: Any) -> list:

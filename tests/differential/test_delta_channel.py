@@ -167,7 +167,8 @@ def delta_exit_durability(lib: Run):
     graph = g.compile(checkpointer=lib.saver())
     cfg = thread()
     lib.invoke(graph, {"messages": ["hi"], "turns": 0}, cfg, durability="exit")
-    lib.invoke(graph, lib.Command(resume="yes"), cfg, durability="exit")
+    lib.invoke(graph, lib.Command(resume="yes", update={"messages": ["edit"]}), cfg,
+               durability="exit")
     lib.invoke(graph, {"messages": ["again"], "turns": 2}, cfg, durability="exit")
 
 
