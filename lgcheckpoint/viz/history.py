@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from lgcheckpoint.viz.cached import mark_cached
 from lgcheckpoint.viz.deltas import is_snapshot, mark_deltas
 
 # special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
@@ -45,6 +46,7 @@ class TaskWrites(NamedTuple):
     errors: list[Any]
     interrupts: list[Any]  # Interrupt objects (duck-typed: .value, .id)
     resumes: list[Any]
+    cached: bool = False  # its writes are the node cache's entry for its input (cached.py)
 
 
 @dataclass
@@ -233,6 +235,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
     assign_branches(steps, by_key)
     name_tasks(steps, tuples, graph)
     mark_deltas(steps, by_key, graph)  # a DeltaChannel between snapshots stores no value
+    mark_cached(steps, graph)
     truncated = any(t.parent_config and s.parent is None for s, t in zip(steps, tuples))
     return History(thread_id, ns, steps, node_triggers, channels, truncated=truncated)
 

@@ -30,6 +30,11 @@ NAMES: dict[str, tuple[str, str]] = {
     "UntrackedValue": ("channels", "UntrackedValue"),
     "DeltaChannel": ("channels", "DeltaChannel"),
     "Overwrite": ("types", "Overwrite"),
+    "RemainingSteps": ("managed", "RemainingSteps"),
+    "IsLastStep": ("managed", "IsLastStep"),
+    "CachePolicy": ("types", "CachePolicy"),
+    "InMemoryCache": ("cache.memory", "InMemoryCache"),
+    "SqliteCache": ("cache.sqlite", "SqliteCache"),
 }
 
 
