@@ -12,11 +12,11 @@ import dataclasses
 import inspect
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
-from typing import get_type_hints
+from typing import NotRequired, Required, get_type_hints
 
 from lgcheckpoint.channels import (
-    BinaryOperatorAggregate, Channel, EphemeralValue, LastValue, LastValueAfterFinish,
-    NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+    BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
+    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import (
@@ -61,6 +61,8 @@ def channel_for(name: str, typ: Any) -> Channel:
         if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
             # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
             chan = meta.copy() if isinstance(meta, Channel) else meta(typ.__origin__)
+            if isinstance(meta, DeltaChannel):  # its empty value comes from the key's type
+                chan = meta.for_type(unwrap_required(typ.__origin__))
             chan.key = name
             return chan
     meta = getattr(typ, "__metadata__", ())
@@ -71,6 +73,11 @@ def channel_for(name: str, typ: Any) -> Channel:
             raise ValueError(f"Invalid reducer for key '{name}': expected (a, b) -> c")
         return BinaryOperatorAggregate(typ.__origin__, meta[-1], key=name)
     return LastValue(typ, key=name)
+
+
+def unwrap_required(typ: Any) -> Any:
+    """NotRequired[list] -> list (a TypedDict key's type as its channel sees it)."""
+    return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
 
 
 def mapper_for(schema: Any) -> Callable | None:

@@ -105,6 +105,7 @@ class Overwrite:
     """Write this value to a reducer channel as is, bypassing the reducer."""
 
     value: Any
+    type: str = "__overwrite__"  # LangGraph's tag, so the write is known after a JSON round trip
 
 
 def interrupt_id(ns: str, answered: int) -> str:

@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, state, update
+from lgcheckpoint.pregel import caching, delta, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
@@ -213,8 +213,9 @@ class Pregel:
             return None, False
         conf = run.config[CONF]
         if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
-            return load_before(run.saver, run.config, bound), False  # a replaying run's call
-        saved = run.saver.get_tuple(run.config)
+            saved = load_before(run.saver, run.config, bound)  # a replaying run's call
+            return delta.resolve(run.saver, self.channels, saved), False
+        saved = delta.resolve(run.saver, self.channels, run.saver.get_tuple(run.config))
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
@@ -222,8 +223,10 @@ class Pregel:
             return None, False
         conf = run.config[CONF]
         if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
-            return await aload_before(run.saver, run.config, bound), False
-        saved = await run.saver.aget_tuple(run.config)
+            saved = await aload_before(run.saver, run.config, bound)
+            return await delta.aresolve(run.saver, self.channels, saved), False
+        saved = await delta.aresolve(
+            run.saver, self.channels, await run.saver.aget_tuple(run.config))
         if saved is None or not run.config[CONF].get("checkpoint_id"):
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))

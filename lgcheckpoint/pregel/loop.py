@@ -29,6 +29,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
 )
+from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
@@ -59,6 +60,8 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        # when DeltaChannels store snapshots, and what "exit" keeps of their writes (delta.py)
+        self.delta = DeltaBook(graph.channels, exit_mode=saves.saves_at_exit)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -71,6 +74,7 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
+            self.delta.after_step(self.tasks.values(), self.step)
             if "values" in self.modes and not self.updated_channels.isdisjoint(
                     key_list(self.spec.output_keys)):
                 self.emit("values", self.read_output())
@@ -142,6 +146,8 @@ class PregelLoop:
         carried = []
         if isinstance(self.input, Command):
             carried = self.apply_command(self.input, forks=case == FORK)
+        self.delta.loaded([*self.pending_writes, *carried],
+                          reuses=case == RESUME_RUN and not self.replaying)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
@@ -167,6 +173,7 @@ class PregelLoop:
         if input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = self.next_tasks(self.loaded_updated)
+            self.delta.overwritten(input_writes)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
         elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
@@ -212,6 +219,7 @@ class PregelLoop:
         if forks:
             return [(NULL_TASK_ID, c, v) for c, v in writes]
         self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
+        self.delta.commanded = writes
         return []
 
     def map_input(self, value: Any) -> list:
@@ -315,6 +323,7 @@ class PregelLoop:
         """Snapshot the channels as the step's checkpoint and hand it to the queue."""
         metadata["step"] = self.step
         metadata["parents"] = self.spec.config[CONF].get("checkpoint_map", {})
+        self.delta.count(self.metadata, metadata, self.updated_channels)
         self.metadata = metadata
         if not self.saves.saves_steps:  # "exit" only needs the versions until the end
             self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
@@ -333,6 +342,11 @@ class PregelLoop:
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
+        if self.delta.keys:  # snapshots may bump versions: what changed is asked again
+            self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
+                             self.get_next_version, self.graph.trigger_to_nodes)
+            new_versions = new_channel_versions(
+                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
@@ -352,6 +366,8 @@ class PregelLoop:
                 NS_END in part for part in self.namespace)):
             return None, []
         put = None
+        if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
+            self.save_exit_delta_writes()
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             put = self.snapshot_and_put(id=self.checkpoint["id"])
         writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
@@ -359,6 +375,24 @@ class PregelLoop:
                   for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
                   if task_id in self.written_task_ids]
         return put, writes
+
+    def save_exit_delta_writes(self) -> None:
+        """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
+        (a new thread: on a stub checkpoint saved for them), where a load walks back to them."""
+        if self.superseded:  # that checkpoint has other children: they must never see these
+            self.delta.forced |= {w[3] for w in self.delta.exit_writes}
+        counters = self.metadata.get(COUNTERS) or {}
+        snapshot = self.delta.due(self.channels, counters, self.checkpoint["channel_versions"])
+        if not (calls := exit_write_calls(self.delta, snapshot | self.delta.forced)):
+            return
+        anchor = self.checkpoint_config
+        if not anchor[CONF].get("checkpoint_id"):  # nothing saved yet: a stub to hold them
+            stub = {**empty_checkpoint(), "id": self.loaded_id}
+            anchor = {**anchor, CONF: {**anchor[CONF], "checkpoint_id": self.loaded_id}}
+            self.saves.submit(self.saves.put, self.checkpoint_config, stub, {"step": -2}, {})
+            self.checkpoint_config = anchor
+        for task_id, path, writes in calls:
+            self.saves.submit(self.saves.put_writes, anchor, writes, task_id, path)
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""

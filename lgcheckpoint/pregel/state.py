@@ -13,6 +13,7 @@ from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint, empty
 from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, NS_END, NS_SEP, NULL_TASK_ID, START,
 )
+from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
@@ -57,7 +58,7 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    checkpoint, channels, pending, tasks = restore(graph, saved)
+    checkpoint, channels, pending, tasks = restore(graph, saved, saver)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
@@ -83,8 +84,12 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None) -> tuple[dict, dict, list, dict]:
-    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks."""
+def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None
+            ) -> tuple[dict, dict, list, dict]:
+    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks
+    (without a saver, DeltaChannels that store no value here read as empty)."""
+    if saver is not None:
+        saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
     checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
     channels = channels_from_checkpoint(graph.channels, checkpoint)
     if saved is None:

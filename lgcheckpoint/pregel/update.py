@@ -26,6 +26,7 @@ from typing import Any, Sequence
 from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.managed import Window, read_managed
+from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
@@ -53,9 +54,13 @@ class Edit:
             raise CheckpointNotFoundError(
                 f"Thread {conf['thread_id']!r} has no checkpoint {conf['checkpoint_id']!r}: pick "
                 "one from get_state_history(config), or leave checkpoint_id out to edit the latest")
-        self.checkpoint, self.channels, self.pending, self.next_tasks = restore(self.graph, saved)
+        self.checkpoint, self.channels, self.pending, self.next_tasks = restore(
+            self.graph, saved, self.saver)
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.metadata = saved.metadata if saved else {}
+        self.updated: set[str] = set()
+        self.delta = delta.DeltaBook(self.graph.channels)  # a new branch: its writes snapshot
+        self.delta.loaded(self.pending, reuses=False)
         self.step = self.metadata.get("step", -1)
         # the new checkpoint's parent: the edited one
         self.parent_config = {**self.config, CONF: {**conf, **saved.config[CONF]}} if saved else (
@@ -66,17 +71,43 @@ class Edit:
             first and superseded(self.saver, self.config, saved))
 
     def apply(self, tasks: Any) -> set[str]:
-        return apply_writes(self.checkpoint, self.channels, tasks, self.saver.get_next_version,
-                            self.graph.trigger_to_nodes)
+        tasks = list(tasks)
+        updated = apply_writes(self.checkpoint, self.channels, tasks, self.saver.get_next_version,
+                               self.graph.trigger_to_nodes)
+        self.updated |= updated
+        self.delta.overwritten(w for task in tasks for w in task.writes)
+        return updated
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
         new = create_checkpoint(self.checkpoint, self.channels,
                                 new_step if id_step is None else id_step)
         metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
+        if self.delta.keys:
+            self.store_deltas(new, metadata)
         put = self.saver.put(self.parent_config, new, metadata,
                              new_channel_versions(self.previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, self.metadata)
+
+    def store_deltas(self, new: dict, metadata: dict) -> None:
+        """A new thread snapshots every delta channel it wrote; an edit counts like a step."""
+        if self.saved is None:
+            self.delta.forced = {k for k in self.delta.keys if k in new["channel_versions"]
+                                 and self.channels[k].is_available()}
+        else:
+            self.delta.count(self.metadata, metadata, self.updated)
+        self.delta.store(new, self.channels, metadata, self.previous_versions,
+                         self.saver.get_next_version, self.graph.trigger_to_nodes)
+
+    def keep_writes(self, writes: list, task_id: str, task_path: str = "") -> None:
+        """Save an edit's writes on the checkpoint it edits, where DeltaChannels replay them;
+        if the thread moved past that checkpoint, other branches would too: snapshot instead."""
+        if self.saved is None or not writes:
+            return
+        if self.keeps_writes:
+            self.saver.put_writes(self.parent_config, list(writes), task_id, task_path)
+        else:
+            self.delta.forced |= delta.written(self.graph.channels, writes)
 
 
 def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
@@ -117,10 +148,9 @@ def update_as_input(edit: Edit, values: Any) -> dict:
     if values is None:
         raise InvalidUpdateError(f"Received no input writes for {edit.graph.input_channels}")
     writes = [(edit.graph.input_channels, values)]
-    edit.apply([InputWrites(writes)])
-    if edit.keeps_writes:
-        task_id = str(uuid.uuid5(uuid.UUID(edit.saved.checkpoint["id"]), INPUT))
-        edit.saver.put_writes(edit.parent_config, writes, task_id, "")
+    edit.apply([InputWrites(writes)])  # may refuse the values: nothing saved yet
+    if edit.saved is not None:
+        edit.keep_writes(writes, str(uuid.uuid5(uuid.UUID(edit.saved.checkpoint["id"]), INPUT)))
     return edit.publish("input", -1 if edit.metadata.get("step") is None else edit.step + 1)
 
 
@@ -163,11 +193,8 @@ def update_as_nodes(edit: Edit, updates: list[StateUpdate]) -> dict:
         ids = prepared.get(as_node)
         task_ids.append(task_id or (ids.pop(0) if ids else update_task_id(checkpoint["id"], i)))
     edit.apply(tasks)  # may refuse the values: nothing is saved then
-    if edit.keeps_writes:
-        for task, task_id in zip(tasks, task_ids):
-            if task.writes:
-                edit.saver.put_writes(edit.parent_config, list(task.writes), task_id,
-                                      task_path_str(task.path))
+    for task, task_id in zip(tasks, task_ids):
+        edit.keep_writes(list(task.writes), task_id, task_path_str(task.path))
     return edit.publish("update", edit.step + 1)
 
 
@@ -175,7 +202,7 @@ def named_update(edit: Edit, update: StateUpdate, alone: bool) -> StateUpdate:
     """The update with its node: given, or (for a lone update) the node that ran last."""
     as_node = update.as_node
     if as_node is None and alone:
-        as_node = infer_as_node(edit.graph, edit.checkpoint["versions_seen"])
+        as_node = infer_as_node(edit.graph, delta.without_bumps(edit.checkpoint["versions_seen"]))
         if as_node is None:
             raise InvalidUpdateError("Ambiguous update, specify as_node=<name of a node>")
     if as_node is None:

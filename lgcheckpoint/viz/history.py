@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from lgcheckpoint.viz.cached import mark_cached
+from lgcheckpoint.viz.deltas import is_snapshot, mark_deltas
 
 # special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
 ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__", "__scheduled__"
@@ -233,6 +234,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
         steps[-1].is_head = True
     assign_branches(steps, by_key)
     name_tasks(steps, tuples, graph)
+    mark_deltas(steps, by_key, graph)  # a DeltaChannel between snapshots stores no value
     mark_cached(steps, graph)
     truncated = any(t.parent_config and s.parent is None for s, t in zip(steps, tuples))
     return History(thread_id, ns, steps, node_triggers, channels, truncated=truncated)
@@ -418,6 +420,8 @@ def short(value: Any, width: int = 40) -> str:
         value = value[: 4 * width]  # cut before repr: never copy a huge value
     if is_packet(value):
         text = f"Send({value.node})"
+    elif is_snapshot(value):  # a DeltaChannel's whole value, stored every N updates
+        text = f"snapshot {BOUNDED.repr(value.value)}"
     elif type(value).__name__ == "Interrupt":  # its id is random: leave it out
         text = f"Interrupt({short(getattr(value, 'value', None), width)})"
     elif type(value) in (list, tuple) and any(is_packet(v) or type(v).__name__ == "Interrupt"

@@ -346,8 +346,8 @@ class Normaliser:
         if isinstance(obj, tuple) and hasattr(
             obj, "_fields"
         ):  # NamedTuple: keep its name and fields
-            return {
-                "__type__": type(obj).__name__,
+            return {  # LangGraph's private _DeltaSnapshot is our DeltaSnapshot
+                "__type__": type(obj).__name__.lstrip("_"),
                 **{f: self(getattr(obj, f)) for f in obj._fields},
             }
         if isinstance(obj, (list, tuple)):

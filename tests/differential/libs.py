@@ -29,6 +29,8 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
+    "DeltaChannel": ("channels", "DeltaChannel"),
+    "Overwrite": ("types", "Overwrite"),
     "RemainingSteps": ("managed", "RemainingSteps"),
     "IsLastStep": ("managed", "IsLastStep"),
     "CachePolicy": ("types", "CachePolicy"),

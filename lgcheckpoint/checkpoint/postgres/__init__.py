@@ -29,6 +29,7 @@ from lgcheckpoint.checkpoint.base import (
     StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
+    DeltaChannelHistory,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -93,6 +94,15 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         """The checkpoint the config names (or its thread's newest), with its pending writes."""
         rows = self._fetch(sql.select_one(config))
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        """A page of ancestors per query (wanted channels only) until every seed is found."""
+        read = sql.HistoryRead(config, channels, self.serde)
+        query = read.next
+        while query is not None:
+            query = read.take(self._fetch(query))
+        return read.result()
 
     def list(
         self,

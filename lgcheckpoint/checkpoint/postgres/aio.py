@@ -22,6 +22,7 @@ from lgcheckpoint.checkpoint.base import (
     StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
+    DeltaChannelHistory,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -89,6 +90,15 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = await self._fetch(sql.select_one(config))
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                        ) -> dict[str, DeltaChannelHistory]:
+        """A page of ancestors per query (wanted channels only) until every seed is found."""
+        read = sql.HistoryRead(config, channels, self.serde)
+        query = read.next
+        while query is not None:
+            query = read.take(await self._fetch(query))
+        return read.result()
 
     async def alist(
         self,
