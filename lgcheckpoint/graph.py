@@ -108,8 +108,8 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
-        refuse_unimplemented("StateGraph", {"context_schema": context_schema})
         self.state_schema = state_schema
+        self.context_schema = context_schema  # the type of invoke(..., context=...): runtime.py
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
         self.channels: dict[str, Channel] = {}
@@ -300,7 +300,8 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self.schemas[self.output_schema],
             stream_channels=list(self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph")
+            interrupt_after=interrupt_after, name=name or "LangGraph",
+            context_schema=self.context_schema)
 
     def _allowlisted(self, checkpointer: Any) -> Any:
         """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""

@@ -16,8 +16,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME, RESUME_MAP, RESUMING, START, STEP,
-    TASK_ID, TASKS,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, RESUME, RESUME_MAP, RESUMING, START,
+    STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
@@ -57,6 +57,8 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        keys = run.output_keys  # a list of keys, or one channel (an entrypoint's __end__)
+        self.output_set = {keys} if isinstance(keys, str) else set(keys)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -70,7 +72,7 @@ class PregelLoop:
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
             if "values" in self.modes and not self.updated_channels.isdisjoint(
-                    self.spec.output_keys):
+                    self.output_set):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
@@ -204,9 +206,10 @@ class PregelLoop:
         return []
 
     def map_input(self, value: Any) -> list:
-        """Input dict -> writes to the START channel (LangGraph routes input through it)."""
-        if value is not None and not isinstance(value, dict) and not hasattr(
-                type(value), "__annotations__"):  # refuse before anything is saved
+        """Input -> a write to the START channel (a StateGraph's START node splits the dict;
+        an entrypoint takes any value)."""
+        if value is not None and START in self.graph.nodes and not isinstance(value, dict) and (
+                not hasattr(type(value), "__annotations__")):  # refuse before anything is saved
             raise InvalidUpdateError(
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return [] if value is None else [(START, value)]
@@ -341,7 +344,7 @@ class PregelLoop:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(self.spec.output_keys):
+                if "values" in self.modes and not updated.isdisjoint(self.output_set):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -361,10 +364,14 @@ class PregelLoop:
         if task.node.hidden:
             return
         if writes[0][0] == INTERRUPT:
+            if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
+                return
             interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
             self.emit("updates", {INTERRUPT: interrupts})
             if "values" in self.modes:
-                self.emit("values", {**self.read_output(), INTERRUPT: interrupts})
+                values = self.read_output()
+                self.emit("values", {**values, INTERRUPT: interrupts} if isinstance(
+                    values, dict) else {INTERRUPT: interrupts})
         elif writes[0][0] != ERROR and "updates" in self.modes:
             self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
         if not cached and "tasks" in self.modes:

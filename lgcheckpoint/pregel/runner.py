@@ -16,10 +16,11 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID, WRITER
+from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
 
 Commit = Callable[[Task, "BaseException | None"], None]
@@ -41,15 +42,18 @@ def task_config(task: Task) -> dict:
                          TASK_ID: task.id}}
 
 
-def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
-              wants_writer: bool = False) -> Any:
-    """Call a node or path function with the extras it declared (config=, writer=)."""
-    kwargs: dict = {}
-    if wants_config:
-        kwargs["config"] = task_config(task)
-    if wants_writer:
-        kwargs["writer"] = task.config["configurable"].get(WRITER, lambda _: None)
-    return fn(value, **kwargs)
+def call_user(task: Task, fn: Callable, value: Any, injects: tuple[str, ...] = ()) -> Any:
+    """Call a node or path function with the extras it declared (config=, writer=, runtime=...)."""
+    return fn(value, **{name: injected(task, name) for name in injects})
+
+
+def injected(task: Task, name: str) -> Any:
+    """One keyword argument LangGraph injects: the task's config, or a field of its Runtime."""
+    if name == "config":
+        return task_config(task)
+    runtime = task_runtime(task)
+    return runtime if name == "runtime" else getattr(
+        runtime, "stream_writer" if name == "writer" else name)
 
 
 def call_node(task: Task) -> Any:
@@ -60,7 +64,7 @@ def call_node(task: Task) -> Any:
         return task.input
     if node.is_async:
         raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
-    return call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+    return call_user(task, node.func, task.input, node.injects)
 
 
 async def acall_node(task: Task) -> Any:
@@ -68,7 +72,7 @@ async def acall_node(task: Task) -> Any:
     if node.subgraph is not None:
         return await node.subgraph.ainvoke(task.input)
     if node.is_async:
-        return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+        return await call_user(task, node.func, task.input, node.injects)
     # a sync node (or START) runs in a worker thread, keeping the task context
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
@@ -78,7 +82,7 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
     return [(b, call_user(task, b.path, branch_input(b, task.local_read(b.reads), task.input),
-                          b.wants_config)) for b in task.node.branches]
+                          b.injects)) for b in task.node.branches]
 
 
 def branch_input(branch: Any, state: dict, node_input: Any) -> Any:

@@ -13,11 +13,18 @@ from lgcheckpoint.pregel.algo import read_state
 from lgcheckpoint.types import PregelTask
 
 
-def updates_payload(keys: list[str], task: Any, writes: list, cached: bool = False) -> dict:
-    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts."""
-    mine = [(c, v) for c, v in writes if c in keys]
-    if not mine:
-        value: Any = None
+def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False
+                    ) -> dict:
+    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts.
+    A task call shows what it returned; a graph with one output channel, what it wrote there."""
+    mine = [(c, v) for c, v in writes if c in ((keys,) if isinstance(keys, str) else keys)]
+    returned = [v for c, v in writes if c == RETURN]
+    if returned:
+        value: Any = returned[0]
+    elif isinstance(keys, str):
+        value = [v for _, v in mine] if len(mine) > 1 else mine[0][1] if mine else None
+    elif not mine:
+        value = None
     elif len({c for c, _ in mine}) < len(mine):  # a key written twice
         value = [{c: v} for c, v in mine]
     else:
@@ -52,9 +59,15 @@ def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
         "id": task.id, "name": task.name,
         "error": next((v for c, v in writes if c == ERROR), None),
         "result": result_writes([(c, v) for c, v in writes
-                                 if c in graph.stream_channels or c == RETURN]),
+                                 if c in stream_keys(graph) or c == RETURN]),
         "interrupts": [interrupt_dict(i) for c, v in writes if c == INTERRUPT for i in v],
     }
+
+
+def stream_keys(graph: Any) -> list[str]:
+    """The channels a graph streams, as a list (an entrypoint streams the one __end__)."""
+    keys = graph.stream_channels
+    return [keys] if isinstance(keys, str) else keys
 
 
 def interrupt_dict(interrupt: Any) -> dict:
@@ -90,7 +103,7 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
                            for i in (v if isinstance(v, (list, tuple)) else [v]))
         if live and output:
             interrupts = ()
-        shown = [(c, v) for c, v in output if c in graph.stream_channels]
+        shown = [(c, v) for c, v in output if c in stream_keys(graph)]
         result = (result_writes(shown) if shown else {}) if output else None
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
