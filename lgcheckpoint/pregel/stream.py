@@ -105,6 +105,10 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
             interrupts = ()
         shown = [(c, v) for c, v in output if c in stream_keys(graph)]
         result = (result_writes(shown) if shown else {}) if output else None
+        if output and (returned := [v for c, v in output if c == RETURN]):
+            result = returned[0]  # a task call's return value
+        elif output and isinstance(graph.stream_channels, str):  # one output channel: its value
+            result = result.get(graph.stream_channels)
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
     return tuple(out)

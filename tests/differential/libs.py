@@ -28,6 +28,9 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
+    "entrypoint": ("func", "entrypoint"),
+    "task": ("func", "task"),
+    "get_runtime": ("runtime", "get_runtime"),
 }
 
 
