@@ -10,7 +10,7 @@ Stores are out of scope: ``store`` is always None. Next: func.py (the functional
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Generic, TypeVar
 
 from lgcheckpoint.constants import CHECKPOINT_ID, CONF, PREVIOUS, RUNTIME, WRITER

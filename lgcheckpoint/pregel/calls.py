@@ -51,8 +51,8 @@ def call_node(call: Call, default_policy: Sequence[RetryPolicy]) -> CallNode:
     else:
         def run(_input: Any, **injected: Any) -> Any:
             return func(*args, **kwargs, **injected)
-    return CallNode(call.name, run, [PUSH], [], frozenset(), retry_policy=call.retry_policy or default_policy,
-                    injects=call.injects)
+    return CallNode(call.name, run, [PUSH], [], frozenset(),
+                    retry_policy=call.retry_policy or default_policy, injects=call.injects)
 
 
 def submit(call: Call) -> Any:

@@ -68,6 +68,20 @@ def previous_and_final(lib: Run):
 
 
 @sync_scenario
+def update_state_sets_previous(lib: Run):
+    """update_state on an entrypoint writes what the function would have returned."""
+    @lib.entrypoint(checkpointer=lib.saver())
+    def remember(inputs: Any, *, previous: Any) -> Any:
+        return {"previous": previous, "current": inputs}
+
+    cfg = thread()
+    lib.update_state(remember, cfg, {"a": "-1"})
+    lib.invoke(remember, {"a": "1"}, cfg)
+    lib.update_state(remember, cfg, {"a": "3"})
+    lib.stream(remember, {"a": "2"}, cfg)
+
+
+@sync_scenario
 def parallel_calls_and_nested_calls(lib: Run):
     """Several calls in flight at once, and a task that calls another task."""
     square = counted(lib, "square", lambda x: x * x)
