@@ -90,8 +90,9 @@ class Calls:
         with self.lock:
             idx = parent.scratchpad.call_counter
             parent.scratchpad.call_counter += 1
-            here = Step(loop.checkpoint, loop.pending_writes, loop.channels, loop.spec.config,
-                        loop.step)
+            # the call runs inside its caller: its namespace is "caller:id|name"
+            config = {**parent.config, CONF: {**parent.config[CONF], "checkpoint_ns": parent.ns}}
+            here = Step(loop.checkpoint, loop.pending_writes, loop.channels, config, loop.step)
             node = call_node(call, getattr(self.graph, "retry_policy", ()))  # entrypoint's
             task = make_task(here, node, (call.args, call.kwargs),
                              (PUSH, parent.path, idx, parent.id, True), (PUSH,),

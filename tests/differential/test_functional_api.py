@@ -292,3 +292,34 @@ def test_async_functional_api_same_as_langgraph(name, async_saver_factory):
     scenario = ASYNC[name]
     assert_same(name, record(scenario, LANGGRAPH, async_saver_factory),
                 record(scenario, OURS, async_saver_factory))
+
+
+def test_a_thread_langgraph_interrupted_resumes_here_without_rerunning_finished_calls(
+        sqlite_path):
+    """Same task ids and interrupt ids as LangGraph: we find the results it saved."""
+    runs: list[str] = []
+
+    def workflow_on(lib):
+        def body(name, fn):
+            def run(*args):
+                runs.append(f"{lib.name}:{name}")
+                return fn(*args)
+            run.__name__ = name
+            return lib.task(run)
+
+        add_one = body("add_one", lambda x: x + 1)
+        ask = body("ask", lambda x: lib.interrupt(f"send {x}?"))
+
+        def workflow(n: int) -> list:
+            return [add_one(n).result(), ask(n).result()]
+
+        return workflow
+
+    cfg = thread()
+    with LANGGRAPH.SqliteSaver.from_conn_string(sqlite_path) as saver:
+        asked = LANGGRAPH.entrypoint(checkpointer=saver)(workflow_on(LANGGRAPH)).invoke(3, cfg)
+    with OURS.SqliteSaver.from_conn_string(sqlite_path) as saver:
+        graph = OURS.entrypoint(checkpointer=saver)(workflow_on(OURS))
+        assert graph.get_state(cfg).interrupts[0].id == asked["__interrupt__"][0].id
+        assert graph.invoke(OURS.Command(resume="yes"), cfg) == [4, "yes"]
+    assert runs == ["langgraph:add_one", "langgraph:ask", "ours:ask"]
