@@ -85,6 +85,29 @@ class EntrypointNode(Node):
         return [(END, result), (PREVIOUS, result)]
 
 
+class EntrypointGraph(Pregel):
+    """An entrypoint's graph: it also describes its input, output and context as JSON schema."""
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict:
+        return json_schema(self.channels[START].typ, "LangGraphInput")
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict:
+        return json_schema(self.channels[END].typ, "LangGraphOutput")
+
+    def get_context_jsonschema(self) -> dict | None:
+        return None if self.context_schema is None else json_schema(self.context_schema)
+
+
+def json_schema(typ: Any, title: str | None = None) -> dict:
+    """A type's JSON schema, through pydantic (a test dependency, imported only here)."""
+    try:
+        from pydantic import TypeAdapter
+    except ImportError as exc:
+        raise ImportError("JSON schemas need pydantic: pip install pydantic") from exc
+    schema = TypeAdapter(typ).json_schema()
+    return {**schema, "title": title} if title else schema
+
+
 class entrypoint:  # noqa: N801 - LangGraph's name
     """Decorate a function taking one input into a graph: invoke, stream, get_state, resume."""
 
@@ -117,7 +140,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
         input_type, output_type, save_type = self.types(params[0], func)
         node = EntrypointNode(func.__name__, func, [START], START, frozenset(),
                               retry_policy=self.retry_policy)
-        graph = Pregel(
+        graph = EntrypointGraph(
             nodes={node.name: node},
             channels={START: EphemeralValue(input_type, key=START),
                       END: LastValue(output_type, key=END),
