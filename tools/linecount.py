@@ -16,6 +16,7 @@ PARTS = {
         "graph.py",
         "pregel",
     ],
+    "functional API + Runtime": ["func.py", "runtime.py"],  # task calls: pregel/calls.py
     "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py", "checkpoint/errors.py"],
     "serializer": ["checkpoint/serde"],
     "InMemorySaver": ["checkpoint/memory.py"],
