@@ -212,33 +212,60 @@ def plain(value: Any, width: int = FIELD_WIDTH) -> str:
 
 
 def print_history(saver: Any, config: dict, every: bool = False) -> None:
-    """One line per checkpoint, oldest first: the root graph, then each subgraph namespace."""
-    from lgcheckpoint.viz import load_history
+    """One line per checkpoint, oldest first: the root graph, then each subgraph namespace.
+    Without --all only the newest LINES_PER_HISTORY of a namespace are read (counted in SQL), so
+    a thread of any length prints at once; keys still number the namespace's whole history."""
+    from lgcheckpoint.viz.history import build_history
 
-    history = load_history(saver, config)
-    histories = [history, *history.subgraphs.values()]
-    total = sum(len(h) for h in histories)
-    subs = len(history.subgraphs)
-    split = f" ({len(history)} in the root graph, {total - len(history)} in {subs} subgraph " \
+    thread_id = config["configurable"]["thread_id"]
+    counts = namespace_counts(saver, thread_id)
+    total, subs = sum(counts.values()), len(counts) - 1
+    split = f" ({counts['']} in the root graph, {total - counts['']} in {subs} subgraph " \
             f"namespace{'s' * (subs != 1)})" if subs else ""
-    say(f"thread '{plain(config['configurable']['thread_id'])}': {total} checkpoints{split}")
-    shown = histories if every else histories[:NAMESPACES_LISTED + 1]
-    for part in shown:
-        if part.ns:
-            say(f" subgraph '{plain(part.ns, 2 * FIELD_WIDTH)}': {len(part)} checkpoints")
-        steps = part.steps if every else part.steps[-LINES_PER_HISTORY:]
-        if len(steps) < len(part.steps):
-            say(f"  … {len(part.steps) - len(steps)} older checkpoints not shown "
-                "(--all shows them)")
-        for step in steps:
+    say(f"thread '{plain(thread_id)}': {total} checkpoints{split}")
+    shown = list(counts) if every else list(counts)[:NAMESPACES_LISTED + 1]
+    for ns in shown:
+        if ns:
+            say(f" subgraph '{plain(ns, 2 * FIELD_WIDTH)}': {counts[ns]} checkpoints")
+        where = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        tuples = list(saver.list(where, limit=None if every else LINES_PER_HISTORY))
+        part = build_history(str(thread_id), ns, tuples)
+        older = counts[ns] - len(part.steps)  # the window's first step is number `older`
+        if older:
+            say(f"  … {older} older checkpoints not shown (--all shows them)")
+        parents = {t.checkpoint["id"]: (t.parent_config or {}).get("configurable", {}).get(
+            "checkpoint_id") for t in tuples}
+        for step in part.steps:
             marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
-            parent = step.parent or "-"
+            parent_id = parents[step.checkpoint_id]
+            parent = "-" if parent_id is None else f"c{older + int(step.parent[1:])}" \
+                if step.parent else f"c{rank(saver, where, parent_id)}"
             updated = plain(",".join(step.updated_channels) or "-")
             after = plain(",".join(step.next)) or "-"
-            say(f"  {step.key:<4} step {step.step:>3} {plain(step.source, 8):<6} parent "
-                f"{parent:<4} updated {updated:<30} next {after}{marks}")
-    if len(shown) < len(histories):
-        say(f" … {len(histories) - len(shown)} more subgraph namespaces (--all shows them)")
+            say(f"  c{older + step.index:<3} step {step.step:>3} {plain(step.source, 8):<6} "
+                f"parent {parent:<4} updated {updated:<30} next {after}{marks}")
+    if len(shown) < len(counts):
+        say(f" … {len(counts) - len(shown)} more subgraph namespaces (--all shows them)")
+
+
+def namespace_counts(saver: Any, thread_id: str) -> dict[str, int]:
+    """Checkpoints per namespace of a thread, root ("") first, then the subgraphs by name."""
+    marker = "?" if isinstance(saver.conn, sqlite3.Connection) else "%s"
+    rows = saver.conn.execute(
+        "SELECT checkpoint_ns, count(*) FROM checkpoints WHERE thread_id = "
+        f"{marker} GROUP BY checkpoint_ns", (thread_id,)).fetchall()
+    counts = {ns: n for ns, n in rows}
+    return {"": counts.pop("", 0), **dict(sorted(counts.items()))}
+
+
+def rank(saver: Any, where: dict, checkpoint_id: str) -> int:
+    """A checkpoint's number in its namespace (how many are older), for a parent not read."""
+    marker = "?" if isinstance(saver.conn, sqlite3.Connection) else "%s"
+    conf = where["configurable"]
+    return saver.conn.execute(
+        f"SELECT count(*) FROM checkpoints WHERE thread_id = {marker} AND checkpoint_ns = "
+        f"{marker} AND checkpoint_id < {marker}",
+        (conf["thread_id"], conf["checkpoint_ns"], checkpoint_id)).fetchone()[0]
 
 
 def write_report(saver: Any, config: dict, out: str, title: str) -> None:

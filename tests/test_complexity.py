@@ -109,6 +109,21 @@ def test_sqlite_history_of_ten_runs_eleven_statements(sqlite_threads):
     assert statements == 1 + 10
 
 
+
+def test_inspect_reads_only_the_checkpoints_it_prints(sqlite_threads, capsys):
+    """`lgcheckpoint inspect` on a long thread reads the newest LINES_PER_HISTORY rows only."""
+    from lgcheckpoint.cli import LINES_PER_HISTORY, print_history
+
+    assert LINES_PER_HISTORY < LONG
+    _, statements = sqlite_threads.cost(
+        lambda: print_history(sqlite_threads.saver, config("long", None)))
+    out = capsys.readouterr().out
+    assert f"{LONG} checkpoints" in out and f"c{LONG - 1} " in out  # numbered as the whole thread
+    assert f"{LONG - LINES_PER_HISTORY} older checkpoints not shown" in out
+    # a handful of queries (count, page, a parent's rank) and one writes query per row printed
+    assert statements <= LINES_PER_HISTORY + 5, statements
+
+
 # --- Postgres: rows each statement's plan read ---------------------------------------------------
 class RecordingCursor(psycopg.Cursor):
     """Remembers every statement with its parameters (the saver makes its cursors from this)."""
