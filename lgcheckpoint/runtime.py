@@ -105,8 +105,8 @@ def task_runtime(task: Any) -> Runtime:
         previous = task.local_read([PREVIOUS]).get(PREVIOUS)
     except KeyError:
         previous = None
-    info = ExecutionInfo(conf.get(CHECKPOINT_ID) or "", task.ns, task.id,
-                         conf.get("thread_id"), conf.get("run_id"))
+    info = ExecutionInfo(conf.get(CHECKPOINT_ID) or "", task.ns, task.id, conf.get("thread_id"),
+                         task.config.get("run_id"), task.attempt, task.first_attempt_time)
     writer = conf.get(WRITER) or base.stream_writer
     return replace(base, previous=previous, execution_info=info, stream_writer=writer)
 

@@ -160,6 +160,8 @@ RULES = [
                             r"|test_tracing_interops|test_runnable\.py|test_trace_policy"),
      "langchain messages / Runnables / callbacks / tracing"),
     ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
+    ("out_of_scope", "msg", r"ServerInfo|RunControl|GraphDrained|request_drain|server_info",
+     "LangGraph Platform: server info, run draining"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
      "patches a LangGraph-private module"),

@@ -68,6 +68,8 @@ class Task:
     ns: str  # "node:task_id", the namespace of its interrupts and subgraph checkpoints
     local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
     writes: list = field(default_factory=list)
+    attempt: int = 1  # which try of its retry policy is running (runner.run_task)
+    first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
 
 
 class InputWrites(NamedTuple):

@@ -145,6 +145,7 @@ def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
     for attempts in itertools.count(1):
         task.writes.clear()
+        task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
         token = current_task.set(task)
         try:
             try:
@@ -162,6 +163,7 @@ async def arun_task(task: Task, graph: Any) -> None:
     """Async twin of run_task: awaits async nodes and path functions."""
     for attempts in itertools.count(1):
         task.writes.clear()
+        task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
         token = current_task.set(task)
         try:
             try:
