@@ -50,7 +50,9 @@ class TaskFunction:
                  retry_policy: Sequence[RetryPolicy]) -> None:
         functools.update_wrapper(self, func)
         self.func, self.retry_policy = func, retry_policy
-        self.name = name or getattr(func, "__name__", type(func).__name__)
+        inner = getattr(func, "func", func)  # a functools.partial is named after its function
+        self.name = name or getattr(func, "__name__", None) or getattr(
+            inner, "__name__", type(func).__name__)
         self.injects = tuple(n for n in INJECTABLE if accepts(func, n))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
