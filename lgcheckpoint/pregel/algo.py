@@ -59,7 +59,8 @@ class Task:
 
     id: str
     name: str
-    path: tuple  # (PULL, node) or (PUSH, index of the Send, False): sorts writes
+    path: tuple  # (PULL, node), (PUSH, index of the Send, False), or for the n-th @task call
+    # a task makes (PUSH, its path, n, True): sorts writes
     input: Any
     node: Node
     triggers: Sequence[str]

@@ -95,7 +95,7 @@ class Calls:
             here = Step(loop.checkpoint, loop.pending_writes, loop.channels, config, loop.step)
             node = call_node(call, getattr(self.graph, "retry_policy", ()))  # entrypoint's
             task = make_task(here, node, (call.args, call.kwargs),
-                             (PUSH, parent.path, idx, parent.id, True), (PUSH,),
+                             (PUSH, parent.path, idx, True), (PUSH,),
                              (PUSH, task_path_str(parent.path), str(idx)))
             loop.tasks[task.id] = task
             if not loop.replaying:

@@ -308,10 +308,11 @@ def test_a_thread_langgraph_interrupted_resumes_here_without_rerunning_finished_
             return lib.task(run)
 
         add_one = body("add_one", lambda x: x + 1)
-        ask = body("ask", lambda x: lib.interrupt(f"send {x}?"))
+        # a call inside a call, then a question: on resume `outer` runs again, its call does not
+        outer = body("outer", lambda x: [add_one(x).result(), lib.interrupt(f"send {x}?")])
 
         def workflow(n: int) -> list:
-            return [add_one(n).result(), ask(n).result()]
+            return [add_one(n).result(), outer(n).result()]
 
         return workflow
 
@@ -321,5 +322,5 @@ def test_a_thread_langgraph_interrupted_resumes_here_without_rerunning_finished_
     with OURS.SqliteSaver.from_conn_string(sqlite_path) as saver:
         graph = OURS.entrypoint(checkpointer=saver)(workflow_on(OURS))
         assert graph.get_state(cfg).interrupts[0].id == asked["__interrupt__"][0].id
-        assert graph.invoke(OURS.Command(resume="yes"), cfg) == [4, "yes"]
-    assert runs == ["langgraph:add_one", "langgraph:ask", "ours:ask"]
+        assert graph.invoke(OURS.Command(resume="yes"), cfg) == [4, [4, "yes"]]
+    assert runs == ["langgraph:add_one", "langgraph:outer", "langgraph:add_one", "ours:outer"]
