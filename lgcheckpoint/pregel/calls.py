@@ -15,7 +15,7 @@ import contextvars
 import threading
 from typing import Any, Callable, NamedTuple, Sequence
 
-from lgcheckpoint.constants import CALL, CONF, ERROR, PUSH, RETURN
+from lgcheckpoint.constants import CALL, CONF, PUSH, RETURN
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     Step, Task, make_task, reuse_pending_writes, task_path_str,
@@ -65,13 +65,9 @@ def submit(call: Call) -> Any:
 
 
 def done_future(task: Task) -> concurrent.futures.Future:
-    """The future of a call that already ran: its saved return value or error."""
+    """The future of a call that finished in an earlier run: its saved return value."""
     fut: concurrent.futures.Future = concurrent.futures.Future()
-    error = next((v for c, v in task.writes if c == ERROR), None)
-    if error is not None:
-        fut.set_exception(error if isinstance(error, BaseException) else Exception(error))
-    else:
-        fut.set_result(next((v for c, v in task.writes if c == RETURN), None))
+    fut.set_result(next((v for c, v in task.writes if c == RETURN), None))
     return fut
 
 
