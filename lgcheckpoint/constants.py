@@ -41,4 +41,5 @@ CALL = "__lg_call"  # runs a task call as a PUSH task of the running step (prege
 # special writes that say how a task ended, not what it wrote
 CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
+ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))

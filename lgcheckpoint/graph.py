@@ -19,7 +19,9 @@ from lgcheckpoint.channels import (
     NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
-from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, START, TASKS
+from lgcheckpoint.constants import (
+    BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START, TASKS,
+)
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
@@ -29,7 +31,10 @@ __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
 
 
 def schema_channels(schema: Any) -> dict[str, Channel]:
-    """One channel per annotated key of a TypedDict, dataclass or pydantic model."""
+    """One channel per annotated key of a TypedDict, dataclass or pydantic model; a type
+    without keys (int, list, Annotated[list, add]) is a state of one value, channel __root__."""
+    if not isinstance(schema, type) or schema.__module__ == "builtins":
+        return {ROOT: channel_for(ROOT, schema)}
     try:
         hints = get_type_hints(schema, include_extras=True)
     except TypeError:
@@ -128,7 +133,8 @@ class StateGraph:
         channels = schema_channels(schema)
         self.schemas[schema] = list(channels)
         for key, chan in channels.items():
-            if key in RESERVED or key.startswith("branch:") or key.startswith("join:"):
+            if key in RESERVED or key.startswith(("branch:", "join:")) or (
+                    key == ROOT and list(channels) != [ROOT]):
                 raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
             # a key declared twice keeps its reducer, wherever that was declared
             old = self.channels.get(key)
@@ -275,7 +281,7 @@ class StateGraph:
             channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
                 EphemeralValue(guard=False, key=trigger))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
-            nodes[key] = Node(key, spec.func, [trigger], self.schemas[spec.input_schema],
+            nodes[key] = Node(key, spec.func, [trigger], self._reads(spec.input_schema),
                               every_key, mapper_for(spec.input_schema),
                               retry_policy=spec.retry_policy, ends=spec.ends, subgraph=subgraph)
         for start, end in self.edges:
@@ -294,14 +300,20 @@ class StateGraph:
             schema = self.nodes[start].input_schema if start in self.nodes else self.state_schema
             for spec in branches.values():
                 nodes[start].branches.append(
-                    Branch(spec.path, spec.path_map, self.schemas[schema], mapper_for(schema)))
+                    Branch(spec.path, spec.path_map, self._reads(schema), mapper_for(schema)))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
         return CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
-            input_channels=START, output_channels=self.schemas[self.output_schema],
-            stream_channels=list(self.channels), interrupt_before=interrupt_before,
+            input_channels=START, output_channels=self._reads(self.output_schema),
+            stream_channels=self._reads(self.state_schema) if ROOT in self.channels else list(
+                self.channels), interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, name=name or "LangGraph",
             context_schema=self.context_schema)
+
+    def _reads(self, schema: Any) -> list[str] | str:
+        """A schema's keys; a single-value state's one channel by name (read as the value)."""
+        keys = self.schemas[schema]
+        return ROOT if keys == [ROOT] else keys
 
     def _allowlisted(self, checkpointer: Any) -> Any:
         """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""

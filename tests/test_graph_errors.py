@@ -80,8 +80,11 @@ def test_builder_misuse(build, message):
 
 
 def test_state_schema_must_have_keys():
+    class NoKeys:
+        pass
+
     with pytest.raises(ValueError, match="TypedDict, dataclass or pydantic"):
-        StateGraph(int)
+        StateGraph(NoKeys)  # a plain type (StateGraph(int)) is a single-value state instead
 
 
 def test_reducer_must_take_two_arguments():

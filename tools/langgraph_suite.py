@@ -162,6 +162,7 @@ RULES = [
     ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
     ("out_of_scope", "msg", r"ServerInfo|RunControl|GraphDrained|request_drain|server_info",
      "LangGraph Platform: server info, run draining"),
+    ("out_of_scope", "msg", r"MessagesState|add_messages", "langchain messages"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
      "patches a LangGraph-private module"),
@@ -202,7 +203,7 @@ RULES = [
      "langgraph.warnings (deprecation warning classes)"),
     ("missing", "msg", r"get_input_jsonschema|get_output_jsonschema|get_subgraphs|with_config",
      "compiled-graph introspection"),
-    ("missing", "id", r"pending_sends_migration|migrate_sends", "pre-v4 pending sends migration"),
+    ("missing", "msg", r"implement (a)?stream\(debug=", "debug=True (printing each step)"),
     ("bug", "msg", r"DID NOT WARN.*UserWarning", "no warning for an invalid state schema"),
     ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
 ]

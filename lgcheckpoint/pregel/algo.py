@@ -92,6 +92,11 @@ def should_run(node: Node, channels: Mapping[str, Channel], checkpoint: Checkpoi
                for chan in node.triggers)
 
 
+def key_list(keys: Sequence[str] | str) -> Sequence[str]:
+    """Output keys as a list: one name (a single-value state, or START) is a list of one."""
+    return [keys] if isinstance(keys, str) else keys
+
+
 def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> Any:
     """Current values of some channels as a dict (empty ones left out), or one channel's value."""
     if isinstance(keys, str):
@@ -175,8 +180,10 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
-               select: Sequence[str]) -> dict[str, Any]:
+               select: Sequence[str] | str) -> Any:
     """State for a conditional edge: the step's state plus this task's own writes."""
+    if isinstance(select, str):  # a single-value state: the value itself
+        return local_read(channels, writes, [select]).get(select)
     mine: dict[str, list] = defaultdict(list)  # grouped once: a wide state is read in O(width)
     for chan, value in writes:
         mine[chan].append(value)

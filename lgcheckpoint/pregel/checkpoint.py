@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 from lgcheckpoint.channels import MISSING, Channel
 from lgcheckpoint.checkpoint.base import LATEST_VERSION, ChannelVersions, Checkpoint
 from lgcheckpoint.checkpoint.id import uuid6
+from lgcheckpoint.constants import TASKS
 
 
 def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,
@@ -54,8 +55,17 @@ def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | No
 def channels_from_checkpoint(specs: Mapping[str, Channel], checkpoint: Checkpoint
                              ) -> dict[str, Channel]:
     """Fresh live channels holding the checkpoint's values."""
+    migrate_pending_sends(checkpoint)
     values = checkpoint["channel_values"]
     return {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()}
+
+
+def migrate_pending_sends(checkpoint: Checkpoint) -> None:
+    """Before v4 a checkpoint kept its Send packets beside the channels ("pending_sends");
+    since then they are the value of the TASKS channel: move them there, at the newest version."""
+    if checkpoint.get("v", LATEST_VERSION) < 4 and checkpoint.get("pending_sends"):
+        checkpoint["channel_values"][TASKS] = checkpoint.pop("pending_sends")
+        checkpoint["channel_versions"][TASKS] = max(checkpoint["channel_versions"].values())
 
 
 def new_channel_versions(previous: ChannelVersions, current: ChannelVersions) -> ChannelVersions:

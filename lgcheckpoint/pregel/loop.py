@@ -16,13 +16,13 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, RESUME, RESUME_MAP, RESUMING, START,
-    STEP, TASK_ID, TASKS,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, RESUME, RESUME_MAP, RESUMING, ROOT,
+    START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, mark_seen, prepare_next_tasks, read_state,
+    InputWrites, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
@@ -57,8 +57,6 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
-        keys = run.output_keys  # a list of keys, or one channel (an entrypoint's __end__)
-        self.output_set = {keys} if isinstance(keys, str) else set(keys)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -72,7 +70,7 @@ class PregelLoop:
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
             if "values" in self.modes and not self.updated_channels.isdisjoint(
-                    self.output_set):
+                    key_list(self.spec.output_keys)):
                 self.emit("values", self.read_output())
             self.pending_writes.clear()
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
@@ -207,9 +205,10 @@ class PregelLoop:
 
     def map_input(self, value: Any) -> list:
         """Input -> a write to the START channel (a StateGraph's START node splits the dict;
-        an entrypoint takes any value)."""
-        if value is not None and START in self.graph.nodes and not isinstance(value, dict) and (
-                not hasattr(type(value), "__annotations__")):  # refuse before anything is saved
+        an entrypoint or a single-value state takes any value)."""
+        if value is not None and not isinstance(value, dict) and not hasattr(
+                type(value), "__annotations__") and ROOT not in self.graph.channels and (
+                START in self.graph.nodes):  # refused before anything is saved
             raise InvalidUpdateError(
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return [] if value is None else [(START, value)]
@@ -344,7 +343,8 @@ class PregelLoop:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
                 updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(self.output_set):
+                if "values" in self.modes and not updated.isdisjoint(
+                        key_list(self.spec.output_keys)):
                     self.emit("values", self.read_output())
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
@@ -369,9 +369,9 @@ class PregelLoop:
             interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
             self.emit("updates", {INTERRUPT: interrupts})
             if "values" in self.modes:
-                values = self.read_output()
-                self.emit("values", {**values, INTERRUPT: interrupts} if isinstance(
-                    values, dict) else {INTERRUPT: interrupts})
+                values = self.read_output()  # a single-value state's value is left out
+                self.emit("values", {**(values if isinstance(values, dict) else {}),
+                                     INTERRUPT: interrupts})
         elif writes[0][0] != ERROR and "updates" in self.modes:
             self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
         if not cached and "tasks" in self.modes:

@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from lgcheckpoint.constants import BRANCH_TO, END, START, TASKS
+from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
 from lgcheckpoint.errors import InvalidUpdateError, ParentCommand
 from lgcheckpoint.types import Command, RetryPolicy, Send, update_as_tuples
 
@@ -106,6 +106,11 @@ class Node:
             return []
         items: list[Any] = list(result) if isinstance(result, (list, tuple)) and any(
             isinstance(r, Command) for r in result) else [result]
+        if ROOT in self.output_keys:  # a single-value state: each result is an update itself
+            updates = [i.update if isinstance(i, Command) else i for i in items
+                       if not isinstance(i, (Command, Send)) or isinstance(i, Command) and (
+                           i.update is not None and i.graph != Command.PARENT)]
+            return [(ROOT, update) for update in updates]
         writes: list[Write] = []
         for item in items:
             if isinstance(item, Command):

@@ -9,22 +9,22 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
-from lgcheckpoint.pregel.algo import read_state
+from lgcheckpoint.pregel.algo import key_list, read_state
 from lgcheckpoint.types import PregelTask
 
 
 def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False
                     ) -> dict:
-    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts.
-    A task call shows what it returned; a graph with one output channel, what it wrote there."""
-    mine = [(c, v) for c, v in writes if c in ((keys,) if isinstance(keys, str) else keys)]
+    """{node: {key: value}} for one task; repeated keys become a list of single-key dicts;
+    a single-value state shows the value itself, a @task call what it returned."""
+    mine = [(c, v) for c, v in writes if c in key_list(keys)]
     returned = [v for c, v in writes if c == RETURN]
     if returned:
         value: Any = returned[0]
-    elif isinstance(keys, str):
-        value = [v for _, v in mine] if len(mine) > 1 else mine[0][1] if mine else None
     elif not mine:
         value = None
+    elif isinstance(keys, str):
+        value = mine[-1][1] if len(mine) == 1 else [v for _, v in mine]
     elif len({c for c, _ in mine}) < len(mine):  # a key written twice
         value = [{c: v} for c, v in mine]
     else:
@@ -40,8 +40,11 @@ def task_payload(task: Any) -> dict:
     return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
 
 
-def result_writes(writes: list) -> dict:
-    """Writes as {channel: value}, or {channel: {"$writes": [...]}} when written twice."""
+def result_writes(writes: list, keys: Any = None) -> Any:
+    """Writes as {channel: value}, or {channel: {"$writes": [...]}} when written twice; a
+    single-value state's (``keys`` is its one channel name) as that value."""
+    if isinstance(keys, str) and writes:
+        return writes[-1][1]
     result: dict = {}
     for chan, value in writes:
         if chan in result:
@@ -58,16 +61,10 @@ def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
     return {
         "id": task.id, "name": task.name,
         "error": next((v for c, v in writes if c == ERROR), None),
-        "result": result_writes([(c, v) for c, v in writes
-                                 if c in stream_keys(graph) or c == RETURN]),
+        "result": result_writes([(c, v) for c, v in writes  # never unwrapped, as LangGraph's
+                                 if c in key_list(graph.stream_channels) or c == RETURN]),
         "interrupts": [interrupt_dict(i) for c, v in writes if c == INTERRUPT for i in v],
     }
-
-
-def stream_keys(graph: Any) -> list[str]:
-    """The channels a graph streams, as a list (an entrypoint streams the one __end__)."""
-    keys = graph.stream_channels
-    return [keys] if isinstance(keys, str) else keys
 
 
 def interrupt_dict(interrupt: Any) -> dict:
@@ -103,12 +100,10 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
                            for i in (v if isinstance(v, (list, tuple)) else [v]))
         if live and output:
             interrupts = ()
-        shown = [(c, v) for c, v in output if c in stream_keys(graph)]
-        result = (result_writes(shown) if shown else {}) if output else None
+        shown = [(c, v) for c, v in output if c in key_list(graph.stream_channels)]
+        result = (result_writes(shown, graph.stream_channels) if shown else {}) if output else None
         if output and (returned := [v for c, v in output if c == RETURN]):
-            result = returned[0]  # a task call's return value
-        elif output and isinstance(graph.stream_channels, str):  # one output channel: its value
-            result = result.get(graph.stream_channels)
+            result = returned[0]  # a @task call's return value
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
     return tuple(out)
