@@ -100,18 +100,30 @@ class FileLocks:
 
 
 class AdvisoryLocks:
-    """Session advisory locks on a connection of their own (reopened if the server dropped it)."""
+    """Session advisory locks on a connection of their own (reopened if the server dropped it),
+    open only while a lock is held: an idle session would keep its database from being dropped
+    after the saver closed."""
 
     def __init__(self, conninfo: str, identity: Any) -> None:
         self.conninfo, self.identity = conninfo, identity
         self.conn: Any = None
         self.mutex = threading.Lock()  # one statement at a time on the lock connection
+        self.held = 0  # locks this session holds
 
     def try_lock(self, key: int) -> bool:
-        return bool(self._query(TRY_LOCK_SQL, key))
+        taken = bool(self._query(TRY_LOCK_SQL, key))
+        self._count(+1 if taken else 0)
+        return taken
 
     def unlock(self, key: int) -> None:
         self._query(UNLOCK_SQL, key)
+        self._count(-1)
+
+    def _count(self, change: int) -> None:
+        with self.mutex:
+            self.held = max(0, self.held + change)
+            if not self.held:
+                self.close()
 
     def _query(self, sql: str, key: int) -> Any:
         import psycopg
