@@ -116,7 +116,7 @@ class Claim:
         with _held_lock:
             _held.pop(self.slot, None)
 
-    def check_answer(self, input: Any, saved: Any) -> None:
+    def check_answer(self, input: Any, saved: Any, graph: Any) -> None:
         """Refuse Command(resume=...) when no interrupt waits for it; nothing is written."""
         if not isinstance(input, Command) or input.resume is None:
             return
@@ -127,8 +127,8 @@ class Claim:
         answered = sorted(set(resume) - waiting) if by_id else []
         if waiting and not answered:
             return
-        if not waiting and not by_id and asks_again(saved):
-            return  # time travel: the fork's next task asks again, and this answers it
+        if not waiting and not by_id and (asks_again(saved) or paused(graph, saved)):
+            return  # time travel, or a breakpoint: the next task runs and may ask again
         where = saved.checkpoint["id"] if saved is not None else "none yet"
         what = (f"interrupt(s) {', '.join(answered)} no longer wait" if answered
                 else "no interrupt waits for an answer")
@@ -142,6 +142,13 @@ def asks_again(saved: Any) -> bool:
     """A checkpoint update_state made (a fork of an old question) that holds no answer yet."""
     return saved is not None and saved.metadata.get("source") in ("update", "fork") and not any(
         channel == RESUME for _, channel, _ in saved.pending_writes or [])
+
+
+def paused(graph: Any, saved: Any) -> bool:
+    """Stopped before its next tasks (a breakpoint or a crash): a resume continues the run."""
+    from lgcheckpoint.pregel.state import restore
+
+    return saved is not None and bool(restore(graph, saved)[3])  # it has next tasks
 
 
 def waiting_interrupts(saved: Any) -> set[str]:
@@ -227,7 +234,7 @@ def guarded(stream: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]
         claim.acquire()
         try:
             if isinstance(input, Command) and input.resume is not None:
-                claim.check_answer(input, saver.get_tuple(load))
+                claim.check_answer(input, saver.get_tuple(load), graph)
             yield from stream(graph, input, config, **kwargs)
         finally:
             claim.release()
@@ -251,7 +258,7 @@ def aguarded(astream: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncI
         inner = astream(graph, input, config, **kwargs)
         try:
             if claim is not None and isinstance(input, Command) and input.resume is not None:
-                claim.check_answer(input, await saver.aget_tuple(load))
+                claim.check_answer(input, await saver.aget_tuple(load), graph)
             async for chunk in inner:
                 yield chunk
         finally:

@@ -14,9 +14,11 @@ PARTS = {
         "errors.py",
         "channels.py",
         "graph.py",
+        "managed.py",
         "pregel",
     ],
     "functional API + Runtime": ["func.py", "runtime.py"],  # task calls: pregel/calls.py
+    "node caches (memory+sqlite)": ["cache"],
     "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py", "checkpoint/errors.py"],
     "serializer": ["checkpoint/serde"],
     "InMemorySaver": ["checkpoint/memory.py"],

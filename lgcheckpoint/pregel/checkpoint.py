@@ -14,6 +14,7 @@ from lgcheckpoint.channels import MISSING, Channel
 from lgcheckpoint.checkpoint.base import LATEST_VERSION, ChannelVersions, Checkpoint
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.constants import TASKS
+from lgcheckpoint.types import Send
 
 
 def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,
@@ -58,6 +59,16 @@ def channels_from_checkpoint(specs: Mapping[str, Channel], checkpoint: Checkpoin
     migrate_pending_sends(checkpoint)
     values = checkpoint["channel_values"]
     return {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()}
+
+
+def saved_packet(packet: Any, channels: Mapping[str, Channel]) -> Any:
+    """A Send as it is stored: its state argument without values of channels never saved
+    (UntrackedValue: a lock or a client has no place in a checkpoint)."""
+    if not isinstance(getattr(packet, "arg", None), dict):
+        return packet
+    kept = {k: v for k, v in packet.arg.items() if getattr(channels.get(k), "saved", True)}
+    return packet if len(kept) == len(packet.arg) else Send(packet.node, kept,
+                                                            timeout=packet.timeout)
 
 
 def migrate_pending_sends(checkpoint: Checkpoint) -> None:

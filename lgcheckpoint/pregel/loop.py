@@ -20,13 +20,14 @@ from lgcheckpoint.constants import (
     START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.pregel import caching
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, new_channel_versions,
+    channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
@@ -231,7 +232,7 @@ class PregelLoop:
         return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=updated_channels)
+            updated_channels=updated_channels, stop=self.stop)
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
@@ -258,7 +259,7 @@ class PregelLoop:
                 task.writes.append((NO_WRITES, None))
             self.put_writes(task.id, task.writes)
 
-    def put_writes(self, task_id: str, writes: list) -> None:
+    def put_writes(self, task_id: str, writes: list, cached: bool = False) -> None:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""
         if not writes:
             return
@@ -279,12 +280,23 @@ class PregelLoop:
         self.saves.after_task(self.writes_call(task_id, to_save),
                               last_of_step=task is not None and not self.running)
         if task is not None:
-            self.output_writes(task, writes)
+            self.output_writes(task, writes, cached)
+            if not cached and self.graph.cache is not None and (
+                    entry := caching.entry(task, writes)):  # a node cache entry (caching.py)
+                self.saves.cache_set(self.graph.cache, entry)
+
+    def apply_cached(self, tasks: list[Task], wanted: dict, found: dict) -> list[Task]:
+        """Tasks found in the node cache take its writes instead of running (caching.py)."""
+        for task in caching.take_hits(wanted, found):
+            self.running.discard(task.id)
+            self.put_writes(task.id, task.writes, cached=True)
+        return [t for t in tasks if not t.writes]
 
     # --- saving (when each save happens is decided in saves.py) ---------------------------
     def writes_call(self, task_id: str, writes: list) -> PutWrites:
         """put_writes' arguments: the writes, against the checkpoint the task ran from."""
-        writes = [w for w in writes if getattr(self.channels.get(w[0]), "saved", True)]
+        writes = [(c, saved_packet(v, self.channels) if c == TASKS else v) for c, v in writes
+                  if getattr(self.channels.get(c), "saved", True)]
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
@@ -313,6 +325,9 @@ class PregelLoop:
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
         self.values_loaded = False
+        if packets := self.checkpoint["channel_values"].get(TASKS):
+            self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
+                                                        for p in packets]
         config = self.checkpoint_config  # the checkpoint this one follows (none at first)
         self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
         self.previous_versions = dict(self.checkpoint["channel_versions"])

@@ -35,6 +35,7 @@ class Branch:
     path_map: dict[Any, str] | None
     reads: list[str]  # state keys the path function sees
     mapper: Callable | None  # dict -> schema object (dataclass / pydantic)
+    managed: dict[str, Any] = field(default_factory=dict)  # managed values it sees (managed.py)
 
     def __post_init__(self) -> None:
         self.injects = ("config",) if accepts(self.path, "config") else ()
@@ -76,6 +77,8 @@ class Node:
     ends: tuple[str, ...] = ()  # where a returned Command may go (for get_graph)
     subgraph: Any = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
+    managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)
+    cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
 
     def __post_init__(self) -> None:
