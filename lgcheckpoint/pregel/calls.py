@@ -88,7 +88,8 @@ class Calls:
             parent.scratchpad.call_counter += 1
             # the call runs inside its caller: its namespace is "caller:id|name"
             config = {**parent.config, CONF: {**parent.config[CONF], "checkpoint_ns": parent.ns}}
-            here = Step(loop.checkpoint, loop.pending_writes, loop.channels, config, loop.step)
+            here = Step(loop.checkpoint, loop.pending_writes, loop.channels, config, loop.step,
+                        loop.stop)
             node = call_node(call, getattr(self.graph, "retry_policy", ()))  # entrypoint's
             task = make_task(here, node, (call.args, call.kwargs),
                              (PUSH, parent.path, idx, True), (PUSH,),
