@@ -197,6 +197,7 @@ RULES = [
     ("missing", "msg", r"NodeBuilder|Pregel\(|unexpected keyword argument 'nodes'",
      "low-level Pregel API"),
     ("missing", "msg", r"TimeoutPolicy|step_timeout|timeout", "node timeouts"),
+    ("missing", "msg", r"task\(cache_policy=|entrypoint\(cache", "caching in the functional API"),
     ("missing", "id", r"test_a?sync_streaming_with_functional_api",
      "streaming a task's result while its step still runs (we stream at the step's end)"),
     ("missing", "msg", r"error_handler|set_node_defaults", "node error handlers"),
