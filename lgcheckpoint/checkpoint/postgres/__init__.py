@@ -39,6 +39,7 @@ from lgcheckpoint.checkpoint.postgres import sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.errors import SaverNotSetUpError, StoreUnavailableError
+from lgcheckpoint.checkpoint.locks import close_locks
 
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 
@@ -70,7 +71,11 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     ) -> Iterator[PostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
-            yield cls(conn, serde=serde)
+            saver = cls(conn, serde=serde)
+            try:
+                yield saver
+            finally:
+                close_locks(saver)  # the thread guard's lock session goes with the connection
 
     def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""

@@ -28,6 +28,7 @@ from lgcheckpoint.checkpoint.base import (
     PutWrites,
     RunnableConfig,
 )
+from lgcheckpoint.checkpoint.locks import close_locks
 from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, cursor_of, sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
@@ -67,7 +68,11 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         async with await AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
-            yield cls(conn, serde=serde)
+            saver = cls(conn, serde=serde)
+            try:
+                yield saver
+            finally:
+                close_locks(saver)  # the thread guard's lock session goes with the connection
 
     async def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
