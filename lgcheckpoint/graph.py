@@ -123,8 +123,8 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
-        refuse_unimplemented("StateGraph", {"context_schema": context_schema})
         self.state_schema = state_schema
+        self.context_schema = context_schema  # the type of invoke(..., context=...): runtime.py
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
         self.channels: dict[str, Channel] = {}
@@ -333,7 +333,8 @@ class StateGraph:
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache)
+            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
+            context_schema=self.context_schema)
 
     def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
         """A schema's keys to read (a single-value state's one channel by name, read as the

@@ -14,19 +14,21 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
-    ROOT_STREAM_MODES, TASK_ID, WRITER,
+    ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import caching, delta, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
+from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
+from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
+from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
@@ -70,9 +72,11 @@ class Pregel:
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
                  stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None) -> None:
+                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None,
+                 context_schema: Any = None) -> None:
         self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
         self.cache = cache  # a BaseCache for nodes with a cache policy (pregel/caching.py)
+        self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels
         self.stream_channels = stream_channels
         self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
@@ -103,21 +107,22 @@ class Pregel:
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
-               **options: Any) -> Iterator[Any]:
+               context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        refuse_unimplemented("stream", options)  # context=, debug=True, print_mode=...
+        refuse_unimplemented("stream", options)  # debug=True, print_mode=...
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys)
+                            interrupt_after, output_keys, context)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
+        calls = SyncCalls(loop, self, pool)  # runs the @task calls a node makes (calls.py)
         error: BaseException | None = None
         try:
             for tasks in loop.run():
                 yield from run.drain()
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, self.cache.get(tuple(keys)))
-                run_step(tasks, loop.commit, self, pool)
+                calls.step(tasks)
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
@@ -139,13 +144,15 @@ class Pregel:
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      output_keys: Any = None, **options: Any) -> AsyncIterator[Any]:
+                      output_keys: Any = None, context: Any = None, **options: Any
+                      ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys)
+                            interrupt_after, output_keys, context)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
+        calls = AsyncCalls(loop, self)
         error: BaseException | None = None
         try:
             for tasks in loop.run():
@@ -153,7 +160,7 @@ class Pregel:
                     yield chunk
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
-                await arun_step(tasks, loop.commit, self)
+                await calls.step(tasks)
                 for chunk in run.drain():
                     yield chunk
                 await saves.end_of_step()
@@ -171,7 +178,7 @@ class Pregel:
 
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any) -> Run:
+                 output_keys: Any, context: Any = None) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
         config = run_config(config)
         conf = config[CONF]
@@ -180,6 +187,7 @@ class Pregel:
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
+        conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
         return Run(config, saver, stream_modes(stream_mode), stream_mode, subgraphs, durability,
                    deque(), self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,

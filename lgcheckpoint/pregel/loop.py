@@ -16,8 +16,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, REPLAYING, RESUME, RESUME_MAP, RESUMING, ROOT,
-    START, STEP, TASK_ID, TASKS,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME, RESUME_MAP, RESUMING,
+    ROOT, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import caching
@@ -223,10 +223,11 @@ class PregelLoop:
         return []
 
     def map_input(self, value: Any) -> list:
-        """Input dict -> writes to the START channel (LangGraph routes input through it)."""
+        """Input -> a write to the START channel (a StateGraph's START node splits the dict;
+        an entrypoint or a single-value state takes any value)."""
         if value is not None and not isinstance(value, dict) and not hasattr(
-                type(value), "__annotations__") and ROOT not in self.graph.channels:
-            # refused before anything is saved (a single-value state takes any value)
+                type(value), "__annotations__") and ROOT not in self.graph.channels and (
+                START in self.graph.nodes):  # refused before anything is saved
             raise InvalidUpdateError(
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return [] if value is None else [(START, value)]
@@ -422,6 +423,8 @@ class PregelLoop:
         if task.node.hidden:
             return
         if writes[0][0] == INTERRUPT:
+            if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
+                return
             interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
             self.emit("updates", {INTERRUPT: interrupts})
             if "values" in self.modes:

@@ -36,6 +36,9 @@ NAMES: dict[str, tuple[str, str]] = {
     "CachePolicy": ("types", "CachePolicy"),
     "InMemoryCache": ("cache.memory", "InMemoryCache"),
     "SqliteCache": ("cache.sqlite", "SqliteCache"),
+    "entrypoint": ("func", "entrypoint"),
+    "task": ("func", "task"),
+    "get_runtime": ("runtime", "get_runtime"),
 }
 
 
