@@ -16,14 +16,16 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Sequence, TypeVar, get_args, get_origin
 
+from lgcheckpoint.cache.base import BaseCache
 from lgcheckpoint.channels import EphemeralValue, LastValue
 from lgcheckpoint.checkpoint.serde.allowlist import collect_allowlist
 from lgcheckpoint.constants import END, PREVIOUS, START
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.pregel import Pregel
+from lgcheckpoint.pregel.caching import call_namespace
 from lgcheckpoint.pregel.calls import Call, submit
 from lgcheckpoint.pregel.node import INJECTABLE, Node, Write, accepts
-from lgcheckpoint.types import RetryPolicy
+from lgcheckpoint.types import CachePolicy, RetryPolicy
 
 __all__ = ["entrypoint", "task"]
 
@@ -47,9 +49,9 @@ class TaskFunction:
     """A @task function: calling it inside a running graph schedules it and returns a future."""
 
     def __init__(self, func: Callable, *, name: str | None,
-                 retry_policy: Sequence[RetryPolicy]) -> None:
+                 retry_policy: Sequence[RetryPolicy], cache_policy: CachePolicy | None) -> None:
         functools.update_wrapper(self, func)
-        self.func, self.retry_policy = func, retry_policy
+        self.func, self.retry_policy, self.cache_policy = func, retry_policy, cache_policy
         inner = getattr(func, "func", func)  # a functools.partial is named after its function
         self.name = name or getattr(func, "__name__", None) or getattr(
             inner, "__name__", type(func).__name__)
@@ -58,21 +60,29 @@ class TaskFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A future (``.result()``) in sync code, an awaitable in async code."""
         injects = tuple(n for n in self.injects if n not in kwargs)
-        return submit(Call(self.func, self.name, args, kwargs, self.retry_policy, injects))
+        return submit(Call(self.func, self.name, args, kwargs, self.retry_policy, injects,
+                           self.cache_policy))
 
-    def clear_cache(self, cache: Any = None) -> None:
-        raise TypeError("lgcheckpoint does not implement task caching (cache_policy=)")
+    def clear_cache(self, cache: BaseCache) -> None:
+        """Forget this task's cached results (a task without a cache policy has none)."""
+        if self.cache_policy is not None:
+            cache.clear((call_namespace(self.func),))
+
+    async def aclear_cache(self, cache: BaseCache) -> None:
+        if self.cache_policy is not None:
+            await cache.aclear((call_namespace(self.func),))
 
 
 def task(__func_or_none__: Callable | None = None, *, name: str | None = None,
          retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-         cache_policy: Any = None, timeout: Any = None, **kwargs: Any) -> Any:
+         cache_policy: CachePolicy | None = None, timeout: Any = None, **kwargs: Any) -> Any:
     """Decorate a function whose calls are saved: @task or @task(name=..., retry_policy=...)."""
     retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
-    refuse_unimplemented("task", {"cache_policy": cache_policy, "timeout": timeout, **kwargs})
+    refuse_unimplemented("task", {"timeout": timeout, **kwargs})
 
     def decorator(func: Callable) -> TaskFunction:
-        return TaskFunction(func, name=name, retry_policy=as_policies(retry_policy))
+        return TaskFunction(func, name=name, retry_policy=as_policies(retry_policy),
+                            cache_policy=cache_policy)
 
     return decorator(__func_or_none__) if __func_or_none__ is not None else decorator
 
@@ -120,17 +130,17 @@ class entrypoint:  # noqa: N801 - LangGraph's name
         value: R
         save: S
 
-    def __init__(self, checkpointer: Any = None, store: Any = None, cache: Any = None,
-                 context_schema: Any = None, cache_policy: Any = None,
+    def __init__(self, checkpointer: Any = None, store: Any = None,
+                 cache: BaseCache | None = None, context_schema: Any = None,
+                 cache_policy: CachePolicy | None = None,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  timeout: Any = None, **kwargs: Any) -> None:
         context_schema = renamed_option(kwargs, "config_schema", "context_schema",
                                         context_schema)
         retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
-        refuse_unimplemented("entrypoint", {"store": store, "cache": cache,
-                                            "cache_policy": cache_policy, "timeout": timeout,
-                                            **kwargs})
+        refuse_unimplemented("entrypoint", {"store": store, "timeout": timeout, **kwargs})
         self.checkpointer, self.context_schema = checkpointer, context_schema
+        self.cache, self.cache_policy = cache, cache_policy
         self.retry_policy = as_policies(retry_policy)
 
     def __call__(self, func: Callable) -> Pregel:
@@ -141,16 +151,18 @@ class entrypoint:  # noqa: N801 - LangGraph's name
             raise ValueError("Entrypoint function must have at least one parameter")
         input_type, output_type, save_type = self.types(params[0], func)
         node = EntrypointNode(func.__name__, func, [START], START, frozenset(),
-                              retry_policy=self.retry_policy)
+                              retry_policy=self.retry_policy, cache_policy=self.cache_policy)
         graph = EntrypointGraph(
             nodes={node.name: node},
             channels={START: EphemeralValue(input_type, key=START),
                       END: LastValue(output_type, key=END),
                       PREVIOUS: LastValue(save_type, key=PREVIOUS)},
-            checkpointer=self.allowlisted(input_type, output_type, save_type),
+            checkpointer=self.allowlisted(self.checkpointer, input_type, output_type, save_type),
             input_channels=START, output_channels=END, stream_channels=END,
-            context_schema=self.context_schema)
-        graph.retry_policy = self.retry_policy  # task calls without their own policy use it
+            context_schema=self.context_schema,
+            cache=self.allowlisted(self.cache, input_type, output_type, save_type))
+        # task calls without their own retry or cache policy use the entrypoint's
+        graph.retry_policy, graph.cache_policy = self.retry_policy, self.cache_policy
         return graph
 
     def types(self, first: inspect.Parameter, func: Callable) -> tuple[Any, Any, Any]:
@@ -168,9 +180,8 @@ class entrypoint:  # noqa: N801 - LangGraph's name
             return input_type, *args
         return input_type, returns, returns
 
-    def allowlisted(self, *schemas: Any) -> Any:
-        """Let the saver's serializer rebuild the annotated types (strict msgpack)."""
-        saver = self.checkpointer
+    def allowlisted(self, saver: Any, *schemas: Any) -> Any:
+        """Let the saver's (or cache's) serializer rebuild the annotated types (strict msgpack)."""
         if not hasattr(saver, "with_allowlist"):
             return saver
         allow = set().union(*(collect_allowlist(s) for s in (*schemas, self.context_schema)

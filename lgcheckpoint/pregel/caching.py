@@ -5,6 +5,10 @@ node), xxh3(key_func(input)))``; a hit's writes become the task's writes, are sa
 pending writes and streamed with ``{"__metadata__": {"cached": True}}``, exactly as if it ran.
 A task that finished (no error, no interrupt) stores its writes there for next time.
 
+A @task call with a cache policy (its own, or its entrypoint's) is cached the same way, keyed
+by ``(("__pregel_ns_writes", module.function), xxh3(key_func(*args, **kwargs)))``: its hit is
+applied before it would run, its one write ``__return__`` is what the caller gets back.
+
 Caching and resuming both skip a node, but differ in scope: pending writes belong to one
 checkpoint of one thread (a resume reuses what that step already did), while the cache is keyed
 by input alone, across threads and runs, until its ttl ends or clear_cache(). Next: cache/base.py.
@@ -37,21 +41,35 @@ def namespace(node: Any) -> Namespace:
     return (CACHE_NS_WRITES, identifier(node.func) or "__dynamic__", node.name)
 
 
+def call_namespace(func: Any) -> Namespace:
+    """The cache namespace of a task function's calls (no node name: any caller shares it)."""
+    return (CACHE_NS_WRITES, identifier(func) or "__dynamic__")
+
+
+def digest(key: str | bytes) -> str:
+    return xxh3_128_hexdigest(key.encode() if isinstance(key, str) else key)
+
+
 def cache_key(task: Task) -> CacheKey | None:
     """Where this task's writes are cached, if its node has a cache policy."""
     policy = task.node.cache_policy
     if policy is None:
         return None
-    key = policy.key_func(task.input)
-    digest = xxh3_128_hexdigest(key.encode() if isinstance(key, str) else key)
-    return CacheKey(namespace(task.node), digest, policy.ttl)
+    return CacheKey(namespace(task.node), digest(policy.key_func(task.input)), policy.ttl)
+
+
+def call_key(func: Any, policy: Any, args: tuple, kwargs: dict) -> CacheKey | None:
+    """Where a task call's result is cached, if it has a cache policy."""
+    if policy is None:
+        return None
+    return CacheKey(call_namespace(func), digest(policy.key_func(*args, **kwargs)), policy.ttl)
 
 
 def wanted(tasks: Iterable[Task]) -> dict[FullKey, Task]:
     """Tasks to look up: a cache policy, and no writes reused from an earlier run."""
     found = {}
     for task in tasks:
-        if not task.writes and (key := cache_key(task)) is not None:
+        if not task.writes and (key := task.cache_key or cache_key(task)) is not None:
             task.cache_key = key
             found[(key.ns, key.key)] = task
     return found

@@ -4,7 +4,9 @@ The n-th call a running task makes gets a deterministic id (checkpoint, step, ca
 so after an interrupt or a crash the same call finds the result it saved as a pending write
 (``__return__``) and is not run again. The call runs beside its caller in the same step (a
 thread, or an asyncio task), is committed as it finishes, and hands its result to the caller
-through a future. func.py builds entrypoints and tasks on this. Next: func.py.
+through a future. A call whose cache policy finds its arguments in the graph's cache takes the
+cached result instead of running (pregel/caching.py). func.py builds entrypoints and tasks on
+this. Next: func.py.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 from typing import Any, Callable, NamedTuple, Sequence
 
 from lgcheckpoint.constants import CALL, CONF, PUSH, RETURN
+from lgcheckpoint.pregel import caching
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     Step, Task, make_task, reuse_pending_writes, task_path_str,
@@ -34,6 +37,7 @@ class Call(NamedTuple):
     kwargs: dict
     retry_policy: Sequence[RetryPolicy]
     injects: tuple[str, ...]  # config=, runtime=... the function declares and the caller left out
+    cache_policy: Any = None  # a CachePolicy: arguments seen before return the cached result
 
 
 class CallNode(Node):
@@ -97,10 +101,18 @@ class Calls:
             loop.tasks[task.id] = task
             if not loop.replaying:
                 reuse_pending_writes({task.id: task}, loop.pending_writes)
+            if self.graph.cache is not None:  # the call's policy, else its entrypoint's
+                policy = call.cache_policy or getattr(self.graph, "cache_policy", None)
+                task.cache_key = caching.call_key(call.func, policy, call.args, call.kwargs)
             if not task.writes:
                 loop.running.add(task.id)
             loop.emit("tasks", out.task_payload(task))
         return task
+
+    def apply_cached(self, task: Task, wanted: dict, found: dict) -> bool:
+        """Give a call found in the cache its cached writes, saved as it would save them."""
+        with self.lock:
+            return not self.loop.apply_cached([task], wanted, found)
 
     def commit(self, task: Task, error: BaseException | None) -> None:
         with self.lock:
@@ -125,6 +137,8 @@ class SyncCalls(Calls):
         if asyncio.iscoroutinefunction(call.func):
             raise RuntimeError(f"Task '{call.name}' is async: run the graph with ainvoke/astream")
         task = self.accept(parent, call)
+        if wanted := caching.wanted([task]):
+            self.apply_cached(task, wanted, self.graph.cache.get(tuple(wanted)))
         if task.writes:
             return done_future(task)
         if not self.pool:
@@ -176,6 +190,9 @@ class AsyncCalls(Calls):
         return fut
 
     async def run(self, task: Task) -> Any:
+        wanted = caching.wanted([task])  # looked up here, on the event loop
+        if wanted and self.apply_cached(task, wanted, await self.graph.cache.aget(tuple(wanted))):
+            return next((v for c, v in task.writes if c == RETURN), None)
         try:
             await arun_task(task, self.graph)
         except Exception as exc:

@@ -1,4 +1,4 @@
-"""Node caching (CachePolicy, compile(cache=...)), whole histories against LangGraph.
+"""Node and task caching (CachePolicy, compile(cache=...), @task/@entrypoint), whole histories against LangGraph.
 
 Each scenario records its streams, node calls, histories and the saver's content, plus the
 cache's own rows (namespace, key, stored bytes): a SqliteCache file written by one library reads
@@ -6,6 +6,7 @@ the same as the other's. Caches: InMemoryCache and SqliteCache on a file; savers
 a SQLite file and Postgres; async scenarios also on the async savers.
 """
 
+import asyncio
 import operator
 import sqlite3
 from typing import Annotated
@@ -164,10 +165,85 @@ def async_same_input_runs_once(lib: Run, cache):
     lib.note("cache", cache_rows(lib, cache))
 
 
+def cached_task_calls(lib: Run, cache):
+    """@task(cache_policy=...): a call with arguments seen before returns the cached result,
+    in the same run and on another thread; task.clear_cache forgets them."""
+
+    @lib.task(cache_policy=lib.CachePolicy())
+    def lookup(word: str) -> str:
+        lib.count("lookup")
+        return word.upper()
+
+    @lib.task
+    def ask(text: str) -> str:
+        return lib.interrupt(f"keep {text}?")
+
+    @lib.entrypoint(checkpointer=lib.saver(), cache=cache)
+    def workflow(words: list) -> dict:
+        found = [lookup(w).result() for w in words]
+        return {"found": found, "keep": ask(" ".join(found)).result()}
+
+    lib.invoke(workflow, ["a", "b", "a"], thread("t1"))  # the second "a" is a hit
+    lib.stream(workflow, lib.Command(resume="yes"), thread("t1"), stream_mode="updates")
+    lib.stream(workflow, ["b", "c"], thread("t2"), stream_mode=["updates", "tasks"])
+    lib.note("cache", cache_rows(lib, cache))
+    lookup.clear_cache(cache)
+    lib.note("after lookup.clear_cache", cache_rows(lib, cache))
+    lib.invoke(workflow, ["a"], thread("t3"))
+
+
+def entrypoint_cache_policy(lib: Run, cache):
+    """@entrypoint(cache_policy=...) caches the entrypoint itself and its calls (a failed call
+    is not cached); a call's own policy (a key_func) wins."""
+
+    @lib.task
+    def square(x: int) -> int:
+        lib.count("square")
+        if x < 0:
+            raise ValueError("negative")
+        return x * x
+
+    @lib.task(cache_policy=lib.CachePolicy(key_func=lambda x, tag: str(x)))
+    def label(x: int, tag: str) -> str:
+        lib.count("label")
+        return f"{tag}{x}"
+
+    @lib.entrypoint(checkpointer=lib.saver(), cache=cache, cache_policy=lib.CachePolicy())
+    def workflow(xs: list) -> list:
+        lib.count("workflow")
+        return [label(square(x).result(), str(i)).result() for i, x in enumerate(xs)]
+
+    lib.invoke(workflow, [2, 3], thread("t1"))
+    lib.invoke(workflow, [2, 3], thread("t2"))  # the entrypoint is a hit: nothing runs
+    lib.invoke(workflow, [3, 2], thread("t3"))  # every call is a hit
+    lib.invoke(workflow, [-1], thread("t4"))
+    lib.invoke(workflow, [-1], thread("t5"))  # not cached: runs (and fails) again
+    lib.note("cache", cache_rows(lib, cache))
+
+
+def async_cached_task_calls(lib: Run, cache):
+    @lib.task(cache_policy=lib.CachePolicy())
+    async def fetch(x: int) -> int:
+        lib.count("fetch")
+        await asyncio.sleep(0)
+        return x * 10
+
+    @lib.entrypoint(checkpointer=lib.saver(), cache=cache)
+    async def workflow(xs: list) -> list:
+        first = await asyncio.gather(*(fetch(x) for x in xs))
+        return [*first, await fetch(xs[0])]
+
+    lib.ainvoke(workflow, [1, 2], thread("t1"))
+    # one call at a time in t2: LangGraph's async lookups of concurrent calls race (README)
+    lib.astream(workflow, [2], thread("t2"), stream_mode="updates")
+    lib.note("cache", cache_rows(lib, cache))
+
+
 for fn in (same_input_on_two_threads_runs_once, expired_entries_are_not_used,
            clear_cache_forgets_a_node, failed_and_interrupted_nodes_are_not_cached,
            cached_routing_and_sends, resume_reuses_pending_writes_not_the_cache,
-           async_same_input_runs_once):
+           async_same_input_runs_once, cached_task_calls, entrypoint_cache_policy,
+           async_cached_task_calls):
     scenario(fn)
 
 
