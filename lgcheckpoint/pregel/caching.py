@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from xxhash import xxh3_128_hexdigest
 
 from lgcheckpoint.cache.base import FullKey, Namespace
-from lgcheckpoint.constants import ERROR, INTERRUPT
+from lgcheckpoint.constants import ERROR, INTERRUPT, PUSH
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.types import CacheKey
 
@@ -86,9 +86,15 @@ def take_hits(wanted: dict[FullKey, Task], found: dict[FullKey, Any]) -> list[Ta
 
 
 def entry(task: Task, writes: list) -> dict[FullKey, tuple[deque, int | None]]:
-    """What to store after a task finished: its writes (a deque, as LangGraph stores them).
+    """What to store after a node's task finished: its writes (a deque, as LangGraph does).
 
-    A failed or interrupted task is not cached: a hit would skip it without raising."""
+    A task call's entry is stored by calls.py instead, before its caller gets the result, so
+    the caller's next call with the same arguments finds it."""
+    return {} if task.path[0] == PUSH and task.path[-1] is True else finished_entry(task, writes)
+
+
+def finished_entry(task: Task, writes: list) -> dict[FullKey, tuple[deque, int | None]]:
+    """A failed or interrupted task is not cached: a hit would skip it without raising."""
     key = task.cache_key
     if key is None or any(chan in (ERROR, INTERRUPT) for chan, _ in writes):
         return {}

@@ -153,7 +153,10 @@ class SyncCalls(Calls):
             run_task(task, self.graph)
         except Exception as exc:
             return self.finish_call(task, exc)
-        return self.finish_call(task, None)
+        result = self.finish_call(task, None)
+        if entry := caching.finished_entry(task, task.writes):  # before the caller goes on
+            self.graph.cache.set(entry)
+        return result
 
     def step(self, tasks: list[Task]) -> None:
         """Run a step's tasks; it ends when the calls they made have ended too."""
@@ -197,7 +200,10 @@ class AsyncCalls(Calls):
             await arun_task(task, self.graph)
         except Exception as exc:
             return self.finish_call(task, exc)
-        return self.finish_call(task, None)
+        result = self.finish_call(task, None)
+        if entry := caching.finished_entry(task, task.writes):  # before the caller goes on
+            await self.graph.cache.aset(entry)
+        return result
 
     async def step(self, tasks: list[Task]) -> None:
         try:

@@ -1,4 +1,4 @@
-"""Node and task caching (CachePolicy, compile(cache=...), @task/@entrypoint), whole histories against LangGraph.
+"""Node and task caching (CachePolicy, compile(cache=...), @task, @entrypoint) against LangGraph.
 
 Each scenario records its streams, node calls, histories and the saver's content, plus the
 cache's own rows (namespace, key, stored bytes): a SqliteCache file written by one library reads
