@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Sequence, TypeVar, get_args, get_origin
 
-from lgcheckpoint.cache.base import BaseCache
+from lgcheckpoint.cache.base import BaseCache, check_cache
 from lgcheckpoint.channels import EphemeralValue, LastValue
 from lgcheckpoint.checkpoint.serde.allowlist import collect_allowlist
 from lgcheckpoint.constants import END, PREVIOUS, START
@@ -34,6 +34,13 @@ R, S = TypeVar("R"), TypeVar("S")
 
 def as_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple:
     return (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy or ())
+
+
+def check_policy(policy: Any, where: str) -> CachePolicy | None:
+    if policy is not None and not isinstance(policy, CachePolicy):
+        raise TypeError(f"{where}(cache_policy=...) takes a CachePolicy(key_func=..., ttl=...) "
+                        f"(lgcheckpoint.types), got {policy!r}")
+    return policy
 
 
 def renamed_option(kwargs: dict, old: str, new: str, value: Any) -> Any:
@@ -79,6 +86,7 @@ def task(__func_or_none__: Callable | None = None, *, name: str | None = None,
     """Decorate a function whose calls are saved: @task or @task(name=..., retry_policy=...)."""
     retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
     refuse_unimplemented("task", {"timeout": timeout, **kwargs})
+    check_policy(cache_policy, "task")
 
     def decorator(func: Callable) -> TaskFunction:
         return TaskFunction(func, name=name, retry_policy=as_policies(retry_policy),
@@ -140,7 +148,8 @@ class entrypoint:  # noqa: N801 - LangGraph's name
         retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
         refuse_unimplemented("entrypoint", {"store": store, "timeout": timeout, **kwargs})
         self.checkpointer, self.context_schema = checkpointer, context_schema
-        self.cache, self.cache_policy = cache, cache_policy
+        self.cache = check_cache(cache, "entrypoint")
+        self.cache_policy = check_policy(cache_policy, "entrypoint")
         self.retry_policy = as_policies(retry_policy)
 
     def __call__(self, func: Callable) -> Pregel:

@@ -14,6 +14,7 @@ from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import NotRequired, Required, get_type_hints
 
+from lgcheckpoint.cache.base import check_cache
 from lgcheckpoint.channels import (
     BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
     LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
@@ -289,10 +290,7 @@ class StateGraph:
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)
-        if cache is not None and not all(hasattr(cache, v) for v in ("get", "aget", "set", "aset")):
-            raise TypeError(f"compile(cache=...) takes a node cache such as InMemoryCache() or "
-                            f"SqliteCache(path=...) (lgcheckpoint.cache), got {cache!r}")
-        cache = self._allowlisted(cache)
+        cache = self._allowlisted(check_cache(cache, "compile"))
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
         nodes = {START: Node(START, None, [START], START, frozenset(

@@ -12,13 +12,14 @@ import sqlite3
 
 import pytest
 
+from lgcheckpoint.cache.sqlite import SqliteCache
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.constants import END, PREVIOUS
 from lgcheckpoint.func import EntrypointNode, entrypoint, task
 from lgcheckpoint.graph import START, StateGraph
 from lgcheckpoint.runtime import Runtime, get_runtime
-from lgcheckpoint.types import Command, interrupt
+from lgcheckpoint.types import CachePolicy, Command, interrupt
 from lgcheckpoint.viz.history import load_history
 
 THREAD = {"configurable": {"thread_id": "1"}}
@@ -143,16 +144,47 @@ def test_misuse_gets_an_error_that_names_the_fix():
 
 
 @pytest.mark.parametrize(("where", "make"), [
-    ("task(cache_policy=", lambda: task(cache_policy=object())),
     ("task(timeout=", lambda: task(timeout=1.0)),
     ("entrypoint(store=", lambda: entrypoint(store=object())),
-    ("entrypoint(cache=", lambda: entrypoint(cache=object())),
-    ("entrypoint(cache_policy=", lambda: entrypoint(cache_policy=object())),
     ("entrypoint(timeout=", lambda: entrypoint(timeout=1.0)),
 ])
 def test_options_we_do_not_implement_are_refused_by_name(where, make):
     with pytest.raises(TypeError, match=f"does not implement {where.replace('(', '[(]')}"):
         make()
+
+
+def test_cache_options_take_a_cache_and_a_cache_policy():
+    for make, message in [(lambda: task(cache_policy=object()), "task[(]cache_policy=...[)]"),
+                          (lambda: entrypoint(cache_policy=60), "entrypoint[(]cache_policy="),
+                          (lambda: entrypoint(cache=object()), "entrypoint[(]cache=...[)] takes")]:
+        with pytest.raises(TypeError, match=message):
+            make()
+
+
+def test_concurrent_calls_found_in_the_cache_each_take_their_entry_once(tmp_path):
+    """LangGraph's async lookups race (README): a hit's writes can be applied twice."""
+    runs: list[int] = []
+
+    @task(cache_policy=CachePolicy())
+    async def fetch(x: int) -> int:
+        runs.append(x)
+        return x * 10
+
+    cache = SqliteCache(path=str(tmp_path / "cache.sqlite"))
+    saver = InMemorySaver()
+
+    @entrypoint(checkpointer=saver, cache=cache)
+    async def workflow(xs: list) -> list:
+        return list(await asyncio.gather(*(fetch(x) for x in xs)))
+
+    assert asyncio.run(workflow.ainvoke([1, 2], THREAD)) == [10, 20]
+    config = {"configurable": {"thread_id": "2"}}
+    assert asyncio.run(workflow.ainvoke([2, 1, 3], config)) == [20, 10, 30]
+    assert runs == [1, 2, 3]
+    writes = list(saver.list(config))[-1].pending_writes  # the step's: one per call
+    assert sorted(v for _, c, v in writes if c == "__return__") == [10, 20, 30]
+    fetch.clear_cache(cache)
+    assert cache.get([(("__pregel_ns_writes", fetch.__qualname__), "x")]) == {}
 
 
 def test_a_state_graph_node_can_call_a_task_and_see_the_runtime():

@@ -74,7 +74,7 @@ def test_cache_key_and_entry_follow_langgraph():
     graph = builder.compile(cache=InMemoryCache())
     node = graph.nodes["fetch"]
     task = type("T", (), {"node": node, "input": {"topic": "owls"}, "writes": [("facts", [1])],
-                          "cache_key": None})()
+                          "cache_key": None, "path": ("__pregel_pull", "fetch")})()
     key = caching.cache_key(task)
     assert key.ns == ("__pregel_ns_writes", f"{__name__}.{fetch.__qualname__}", "fetch")
     assert key.key == xxh3_128_hexdigest(b"owls")  # of what key_func returned, as text
@@ -82,3 +82,14 @@ def test_cache_key_and_entry_follow_langgraph():
     task.cache_key = key
     assert caching.entry(task, task.writes) == {(key.ns, key.key): (deque([("facts", [1])]), 9)}
     assert caching.entry(task, [("__error__", ValueError())]) == {}  # failures are not cached
+
+
+def test_a_task_call_is_keyed_by_its_function_and_arguments():
+    def lookup(word, *, lang="en"):
+        return word
+
+    key = caching.call_key(lookup, CachePolicy(key_func=lambda w, lang: f"{lang}:{w}"),
+                           ("owl",), {"lang": "fr"})
+    assert key.ns == ("__pregel_ns_writes", f"{__name__}.{lookup.__qualname__}")  # no node name
+    assert key.key == xxh3_128_hexdigest(b"fr:owl")
+    assert caching.call_key(lookup, None, ("owl",), {}) is None

@@ -58,6 +58,14 @@ class BaseCache(ABC, Generic[ValueT]):
         return clone
 
 
+def check_cache(cache: Any, where: str) -> Any:
+    """A cache option must be a node cache (or None): say which ones there are."""
+    if cache is not None and not all(hasattr(cache, v) for v in ("get", "aget", "set", "aset")):
+        raise TypeError(f"{where}(cache=...) takes a node cache such as InMemoryCache() or "
+                        f"SqliteCache(path=...) (lgcheckpoint.cache), got {cache!r}")
+    return cache
+
+
 def expiry(ttl: int | None) -> float | None:
     """When an entry stored now with this time to live expires (a Unix timestamp)."""
     return None if ttl is None else time.time() + ttl
