@@ -256,13 +256,16 @@ check_2()
 
 # %% [markdown]
 # ## Read it in the source
-# `pregel/caching.py` holds the rules: `cache_key` (namespace and hash), `wanted` (which tasks to
-# look up), `entry` (what a finished task stores, and that errors and interrupts are not stored).
+# `pregel/caching.py` holds the rules: `cache_key` (namespace and hash), `call_key` (the same for
+# a call of a `@task(cache_policy=...)` function: namespace `module.function` with no node name,
+# hash of its arguments), `wanted` (which tasks to look up), `finished_entry` (what a finished
+# task stores, and that errors and interrupts are not stored).
 # `PregelLoop.apply_cached` gives hits their writes and saves them as pending writes; compare it
 # with `reuse_pending_writes`, the resume path.
 
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("pregel/caching.py: cache_key", "pregel/caching.py: entry",
+show_source("pregel/caching.py: cache_key", "pregel/caching.py: call_key",
+            "pregel/caching.py: finished_entry",
             "pregel/loop.py: PregelLoop.apply_cached", "pregel/algo.py: reuse_pending_writes")
