@@ -165,7 +165,8 @@ def copy_beside(edit: Edit, values: Any) -> dict:
     beside = saved.parent_config or {
         **saved.config, CONF: {**saved.config[CONF], "checkpoint_id": None}}
     metadata = {"source": "fork", "step": edit.step + 1,
-                "parents": saved.metadata.get("parents", {})}
+                "parents": saved.metadata.get("parents", {}),  # same values: same delta counters
+                **{k: v for k, v in saved.metadata.items() if k == delta.COUNTERS}}
     config = out.with_checkpoint_map(edit.saver.put(beside, copy, metadata, {}), saved.metadata)
     if not (isinstance(values, list) and values):
         return config

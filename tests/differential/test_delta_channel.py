@@ -116,6 +116,16 @@ def delta_update_state_and_overwrite(lib: Run):
 
 
 @scenario
+def delta_copy_keeps_the_counters(lib: Run):
+    """as_node="__copy__" copies the checkpoint's delta counters with its values."""
+    graph = looping_graph(lib, every=5, stop=3)
+    cfg = thread()
+    lib.invoke(graph, {"messages": ["hi"], "turns": 0}, cfg)
+    lib.update_state(graph, cfg, None, as_node="__copy__")
+    lib.invoke(graph, {"messages": ["more"], "turns": 1}, cfg)
+
+
+@scenario
 def delta_in_a_subgraph(lib: Run):
     State = chat_state(lib, every=2)
     inner = lib.StateGraph(State)
