@@ -8,18 +8,19 @@ Next: pregel/state.py.
 from __future__ import annotations
 
 import asyncio
-from collections import deque, namedtuple
+from collections import deque
 from typing import Any, AsyncIterator, Iterator, NamedTuple
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
+    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
     ROOT_STREAM_MODES, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import state
+from lgcheckpoint.pregel import draw, state
 from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
@@ -28,12 +29,6 @@ from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
-
-
-# what get_graph() returns: nodes by id and edges, with the field names of LangGraph's Graph
-DrawNode = namedtuple("DrawNode", "id name data metadata", defaults=(None, None))
-DrawEdge = namedtuple("DrawEdge", "source target data conditional", defaults=(None, False))
-DrawGraph = namedtuple("DrawGraph", "nodes edges")
 
 
 class Run(NamedTuple):
@@ -296,27 +291,9 @@ class Pregel:
         return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
 
     # --- inspecting and drawing --------------------------------------------------------------
-    def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
-        """Nodes and edges (conditional ones from path maps), for drawing; config is not needed."""
-        refuse_unimplemented("get_graph", {"xray": xray})  # subgraphs drawn inside their node
-        edges: list[DrawEdge] = []
-        for name, node in self.nodes.items():
-            edges += [DrawEdge(name, chan.removeprefix("branch:to:")) for chan in node.edges]
-            edges += [DrawEdge(name, chan.rsplit(":", 1)[1]) for chan in node.joins]
-            edges += [DrawEdge(name, target, None, True) for target in node.ends]
-            for branch in node.branches:
-                pairs = branch.path_map.items() if branch.path_map is not None else [
-                    (n, n) for n in [*self.nodes, END] if n not in (START, name)]
-                edges += [DrawEdge(name, t, None if label == t else label, True)
-                          for label, t in pairs]
-        # edges to END write nothing, so only the builder remembers them
-        builder = getattr(self, "builder", None)
-        edges += [DrawEdge(s, END) for s, e in getattr(builder, "edges", ()) if e == END]
-        edges += [DrawEdge(s, END) for ss, e in getattr(builder, "waiting_edges", ()) if e == END
-                  for s in ss]
-        names = [*self.nodes, *([END] if any(e.target == END for e in edges) else [])]
-        return DrawGraph({n: DrawNode(n, n, getattr(self.nodes.get(n), "func", None))
-                          for n in names}, edges)
+    def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
+        """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
+        return draw.get_graph(self, config, xray=xray)
 
 
 def run_config(config: dict | None) -> dict:
