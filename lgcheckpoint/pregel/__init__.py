@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import draw, state
+from lgcheckpoint.pregel import draw, introspect, state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -58,6 +58,8 @@ class Run(NamedTuple):
 
 class Pregel:
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
+
+    config: dict | None = None  # with_config(): every run's config is merged over this one
 
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
@@ -160,7 +162,8 @@ class Pregel:
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
                  output_keys: Any) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
-        config = run_config(config)
+        config = run_config(introspect.merge_configs(self.config, config) if self.config
+                            else config)
         conf = config[CONF]
         saver = self._saver_for(conf)
         if durability not in (None, "sync", "async", "exit"):
@@ -294,6 +297,37 @@ class Pregel:
     def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
         """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
         return draw.get_graph(self, config, xray=xray)
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict:
+        return introspect.input_jsonschema(self)
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict:
+        return introspect.output_jsonschema(self)
+
+    def get_context_jsonschema(self) -> dict | None:
+        return introspect.context_jsonschema(self)
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                      ) -> Iterator[tuple[str, Pregel]]:
+        """(namespace, graph) for each node that runs a graph (introspect.py)."""
+        return introspect.subgraphs(self, namespace, recurse)
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                             ) -> AsyncIterator[tuple[str, Pregel]]:
+        for found in introspect.subgraphs(self, namespace, recurse):
+            yield found
+
+    def copy(self, update: dict | None = None) -> Pregel:
+        return introspect.copy(self, update)
+
+    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
+        return introspect.with_config(self, config, **kwargs)
+
+    def batch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return introspect.batch(self, inputs, config, **kwargs)
+
+    async def abatch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return await introspect.abatch(self, inputs, config, **kwargs)
 
 
 def run_config(config: dict | None) -> dict:
