@@ -263,7 +263,8 @@ class StateGraph:
                 interrupt_after: Any = None, name: str | None = None, **options: Any
                 ) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
-        refuse_unimplemented("compile", options)  # store=, cache=, debug=True...
+        debug = bool(options.pop("debug", False))  # print each run's updates and values
+        refuse_unimplemented("compile", options)  # store=, cache=...
         if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
             raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
                             "a saver, or None / False")
@@ -302,12 +303,14 @@ class StateGraph:
                 nodes[start].branches.append(
                     Branch(spec.path, spec.path_map, self._reads(schema), mapper_for(schema)))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
-        return CompiledStateGraph(
+        compiled = CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema),
             stream_channels=self._reads(self.state_schema) if ROOT in self.channels else list(
                 self.channels), interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, name=name or "LangGraph")
+        compiled.debug = debug
+        return compiled
 
     def _reads(self, schema: Any) -> list[str] | str:
         """A schema's keys; a single-value state's one channel by name (read as the value)."""

@@ -44,12 +44,18 @@ class Run(NamedTuple):
     output_keys: list[str]
     interrupt_before: Any
     interrupt_after: Any
+    printed: tuple = ()  # modes printed to the console (debug=True, print_mode=)
 
     def drain(self) -> Iterator[Any]:
         """Chunks collected since the last drain, shaped as the caller asked."""
         many = isinstance(self.stream_mode, (list, tuple))
+        wanted = stream_modes(self.stream_mode)
         while self.chunks:
             ns, mode, payload = self.chunks.popleft()
+            if mode in self.printed:
+                out.print_chunk(ns, mode, payload, self.subgraphs)
+            if mode not in wanted:
+                continue
             if self.subgraphs:
                 yield (ns, mode, payload) if many else (ns, payload)
             else:
@@ -60,6 +66,7 @@ class Pregel:
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
+    debug: bool = False  # compile(debug=True): every run prints its updates and values
 
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
@@ -98,9 +105,10 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
                **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        refuse_unimplemented("stream", options)  # context=, debug=True, print_mode=...
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        refuse_unimplemented("stream", options)  # context=, ...
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys)
+                            interrupt_after, output_keys, printed)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
@@ -132,9 +140,10 @@ class Pregel:
                       durability: str | None = None, subgraphs: bool = False,
                       output_keys: Any = None, **options: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        refuse_unimplemented("astream", options)
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        refuse_unimplemented("astream", options)  # context=, ...
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys)
+                            interrupt_after, output_keys, printed)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         error: BaseException | None = None
@@ -160,7 +169,7 @@ class Pregel:
 
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any) -> Run:
+                 output_keys: Any, printed: tuple = ()) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
@@ -170,10 +179,13 @@ class Pregel:
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
-        return Run(config, saver, stream_modes(stream_mode), stream_mode, subgraphs, durability,
+        modes = stream_modes(stream_mode)
+        return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
+                   subgraphs, durability,
                    deque(), self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
-                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
+                   printed)
 
     def _saver_for(self, conf: dict) -> Any:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
@@ -365,6 +377,13 @@ def stream_modes(stream_mode: Any) -> list[str]:
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
+
+
+def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:
+    """The stream modes a run prints: debug=True prints updates and values, as in LangGraph."""
+    if debug or graph.debug:
+        return ("updates", "values")
+    return tuple(stream_modes(print_mode)) if print_mode else ()
 
 
 def subgraph_config(task: Any) -> dict:

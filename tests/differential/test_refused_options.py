@@ -44,7 +44,6 @@ def test_messages_stream_mode_streams_nothing_on_langgraph_and_is_refused_here()
     ("compile(cache=", lambda lib: one_node_graph(lib).compile(cache=object())),
     ("stream(context=", lambda lib: one_node_graph(lib).compile().invoke({"trail": []},
                                                                       context={"user": 1})),
-    ("get_graph(xray=", lambda lib: one_node_graph(lib).compile().get_graph(xray=True)),
 ])
 def test_options_we_do_not_implement_are_refused_by_name(where, call):
     call(LANGGRAPH)  # accepted there
