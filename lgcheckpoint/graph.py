@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import get_type_hints
@@ -128,6 +129,12 @@ class StateGraph:
             self._add_schema(schema)
 
     def _add_schema(self, schema: Any) -> None:
+        if not isinstance(schema, type) and not get_args(schema):  # a value, not a type
+            problem = (f"Invalid state_schema: {schema!r}. Expected a type or Annotated[type, "
+                       "reducer]: pass the class (a TypedDict, dataclass or pydantic model)")
+            if getattr(type(schema), "__hash__", None) is None:  # LangGraph fails here, too
+                raise TypeError(problem)
+            warnings.warn(problem, UserWarning, stacklevel=3)  # LangGraph warns and goes on
         if schema in self.schemas:
             return
         channels = schema_channels(schema)
