@@ -99,7 +99,7 @@ class NodeSpec(NamedTuple):
     input_schema: Any
     retry_policy: Sequence[RetryPolicy]
     defer: bool
-    ends: tuple[str, ...]
+    ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
 
 
 class BranchSpec(NamedTuple):
@@ -151,7 +151,8 @@ class StateGraph:
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
-                 destinations: Sequence[str] | None = None, **options: Any) -> StateGraph:
+                 destinations: Sequence[str] | dict[str, str] | None = None,
+                 **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
         refuse_unimplemented("add_node", options)  # error_handler=, cache_policy=, timeout=...
         if not isinstance(node, str):
@@ -172,7 +173,9 @@ class StateGraph:
             self._add_schema(input_schema)
         policies = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy or ())
-        ends = tuple(destinations or ()) or literal_targets(action, True) or ()
+        # where a returned Command may go; a dict also names each edge (for get_graph)
+        ends = dict(destinations) if isinstance(destinations, dict) else (
+            tuple(destinations or ()) or literal_targets(action, True) or ())
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
                                     defer, ends)
         return self

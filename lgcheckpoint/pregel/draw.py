@@ -133,16 +133,17 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
     for name, node in graph.nodes.items():
         found |= {(name, chan.removeprefix("branch:to:"), False, None) for chan in node.edges}
         found |= {(name, chan.rsplit(":", 1)[1], False, None) for chan in node.joins}
-        found |= {(name, target, True, None) for target in node.ends}
+        ends = node.ends if isinstance(node.ends, dict) else dict.fromkeys(node.ends)
+        found |= {(name, target, True, label) for target, label in ends.items()}
         for branch in node.branches:
             pairs = branch.path_map.items() if branch.path_map is not None else [
                 (n, n) for n in [*graph.nodes, END] if n not in (START, name)]
-            found |= {(name, t, True, None if label == t else str(label)) for label, t in pairs}
+            found |= {(name, t, True, str(label)) for label, t in pairs}
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
                                     node_metadata(graph, builder, name))
                      for name, node in graph.nodes.items()})
     for source, target, conditional, label in sorted(found, key=lambda e: (*e[:3], e[3] or "")):
-        drawing.add_edge(source, target, label, conditional)
+        drawing.add_edge(source, target, None if label == target else label, conditional)
     # a node nothing leaves ends the run (so edges to END are drawn last, as in LangGraph)
     for name in sorted({t for _, t, _, _ in found if t != END} - {s for s, *_ in found}):
         drawing.add_edge(name, END)

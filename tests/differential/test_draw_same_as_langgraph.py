@@ -72,13 +72,28 @@ def nested(lib):
     return g.compile()
 
 
+def commands(lib):
+    """Nodes that route by returning Command, their destinations declared (tuple, dict);
+    a router whose path map has non-string keys."""
+    def go(state):
+        return lib.Command(goto="b", update={"items": ["go"]})
+    g = lib.StateGraph(State)
+    g.add_node("first", go, destinations=("b", "c"))
+    g.add_node("b", go, destinations={"c": "to see", "d": "to do"})
+    g.add_node("c", add("c"))
+    g.add_node("d", add("d"))
+    g.add_edge(lib.START, "first")
+    g.add_conditional_edges("c", lambda s: True, {True: "d", False: lib.END})
+    return g.compile()
+
+
 def drawn(graph, **kw) -> tuple:
     drawing = graph.get_graph(**kw)
     return (json.dumps(drawing.to_json(), default=str, indent=1), drawing.draw_mermaid(),
             drawing.draw_mermaid(with_styles=False))
 
 
-@pytest.mark.parametrize("build", [routed, fan_in, looping, nested])
+@pytest.mark.parametrize("build", [routed, fan_in, looping, nested, commands])
 @pytest.mark.parametrize("xray", [False, True, 1])
 def test_drawing_is_langgraphs(build, xray):
     assert drawn(build(OURS), xray=xray) == drawn(build(LANGGRAPH), xray=xray)
