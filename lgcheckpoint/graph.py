@@ -24,16 +24,18 @@ from lgcheckpoint.constants import (
     BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START, TASKS,
 )
 from lgcheckpoint.errors import refuse_unimplemented
+from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
-from lgcheckpoint.types import Command, RetryPolicy
+from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
 
 __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
 
 
-def schema_channels(schema: Any) -> dict[str, Channel]:
-    """One channel per annotated key of a TypedDict, dataclass or pydantic model; a type
-    without keys (int, list, Annotated[list, add]) is a state of one value, channel __root__."""
+def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
+    """One channel (or managed value) per annotated key of a TypedDict, dataclass or pydantic
+    model; a type without keys (int, list, Annotated[list, add]) is a state of one value, channel
+    __root__."""
     if not isinstance(schema, type) or schema.__module__ == "builtins":
         return {ROOT: channel_for(ROOT, schema)}
     try:
@@ -47,7 +49,7 @@ def schema_channels(schema: Any) -> dict[str, Channel]:
         )
     fields = getattr(schema, "model_fields", None)  # pydantic: only real fields
     return {
-        name: channel_for(name, typ)
+        name: managed_value_of(typ) or channel_for(name, typ)
         for name, typ in hints.items()
         if get_origin(typ) is not ClassVar and name != "__slots__"
         and (fields is None or name in fields)
@@ -100,6 +102,7 @@ class NodeSpec(NamedTuple):
     retry_policy: Sequence[RetryPolicy]
     defer: bool
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
+    cache_policy: CachePolicy | None
 
 
 class BranchSpec(NamedTuple):
@@ -119,16 +122,18 @@ class StateGraph:
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
         self.channels: dict[str, Channel] = {}
+        self.managed: dict[str, ManagedValueSpec] = {}  # keys computed per step (managed.py)
         self.schemas: dict[Any, list[str]] = {}
         self.nodes: dict[str, NodeSpec] = {}
         # plain sets, as in LangGraph: a node's edge writes follow set order (hash-dependent)
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, dict[str, BranchSpec]] = {}
-        for schema in (state_schema, self.input_schema, self.output_schema):
-            self._add_schema(schema)
+        self._add_schema(state_schema)
+        for schema in (self.input_schema, self.output_schema):
+            self._add_schema(schema, allow_managed=False)
 
-    def _add_schema(self, schema: Any) -> None:
+    def _add_schema(self, schema: Any, allow_managed: bool = True) -> None:
         if not isinstance(schema, type) and not get_args(schema):  # a value, not a type
             problem = (f"Invalid state_schema: {schema!r}. Expected a type or Annotated[type, "
                        "reducer]: pass the class (a TypedDict, dataclass or pydantic model)")
@@ -138,8 +143,16 @@ class StateGraph:
         if schema in self.schemas:
             return
         channels = schema_channels(schema)
+        managed = {key: chan for key, chan in channels.items() if is_managed_value(chan)}
+        if managed and not allow_managed:
+            raise ValueError(
+                f"Invalid managed channels detected in {getattr(schema, '__name__', schema)}: "
+                f"{', '.join(managed)}. Managed channels are not permitted in Input/Output schema.")
+        self.managed.update(managed)
         self.schemas[schema] = list(channels)
         for key, chan in channels.items():
+            if key in managed:
+                continue
             if key in RESERVED or key.startswith(("branch:", "join:")) or (
                     key == ROOT and list(channels) != [ROOT]):
                 raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
@@ -152,9 +165,9 @@ class StateGraph:
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
                  destinations: Sequence[str] | dict[str, str] | None = None,
-                 **options: Any) -> StateGraph:
+                 cache_policy: CachePolicy | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
-        refuse_unimplemented("add_node", options)  # error_handler=, cache_policy=, timeout=...
+        refuse_unimplemented("add_node", options)  # error_handler=, timeout=...
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -177,7 +190,7 @@ class StateGraph:
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
-                                    defer, ends)
+                                    defer, ends, cache_policy)
         return self
 
     def _inferred_input_schema(self, action: Callable) -> Any:
@@ -270,11 +283,11 @@ class StateGraph:
                 raise ValueError(f"Interrupt node `{node}` not found")
 
     def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
-                interrupt_after: Any = None, name: str | None = None, **options: Any
-                ) -> CompiledStateGraph:
+                interrupt_after: Any = None, name: str | None = None, cache: Any = None,
+                **options: Any) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
         debug = bool(options.pop("debug", False))  # print each run's updates and values
-        refuse_unimplemented("compile", options)  # store=, cache=...
+        refuse_unimplemented("compile", options)  # store=...
         if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
             raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
                             "a saver, or None / False")
@@ -282,19 +295,26 @@ class StateGraph:
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)
+        if cache is not None and not all(hasattr(cache, v) for v in ("get", "aget", "set", "aset")):
+            raise TypeError(f"compile(cache=...) takes a node cache such as InMemoryCache() or "
+                            f"SqliteCache(path=...) (lgcheckpoint.cache), got {cache!r}")
+        cache = self._allowlisted(cache)
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
-        nodes = {START: Node(START, None, [START], START,
-                             frozenset(self.schemas[self.input_schema]), hidden=True)}
-        every_key = frozenset(self.channels)
+        nodes = {START: Node(START, None, [START], START, frozenset(
+            k for k in self.schemas[self.input_schema] if k not in self.managed), hidden=True)}
+        # a node may return a managed key: the write is saved, then ignored (as in LangGraph)
+        every_key = frozenset(self.channels) | frozenset(self.managed)
         for key, spec in self.nodes.items():
             trigger = BRANCH_TO.format(key)
             channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
                 EphemeralValue(guard=False, key=trigger))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
-            nodes[key] = Node(key, spec.func, [trigger], self._reads(spec.input_schema),
-                              every_key, mapper_for(spec.input_schema),
-                              retry_policy=spec.retry_policy, ends=spec.ends, subgraph=subgraph)
+            reads, managed = self._reads(spec.input_schema)
+            nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
+                              mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
+                              ends=spec.ends, subgraph=subgraph, managed=managed,
+                              cache_policy=spec.cache_policy)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))
@@ -309,26 +329,31 @@ class StateGraph:
                     nodes[start].joins.append(chan_name)
         for start, branches in self.branches.items():
             schema = self.nodes[start].input_schema if start in self.nodes else self.state_schema
+            reads, managed = self._reads(schema)
             for spec in branches.values():
                 nodes[start].branches.append(
-                    Branch(spec.path, spec.path_map, self._reads(schema), mapper_for(schema)))
+                    Branch(spec.path, spec.path_map, reads, mapper_for(schema), managed))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
         compiled = CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
-            input_channels=START, output_channels=self._reads(self.output_schema),
-            stream_channels=self._reads(self.state_schema) if ROOT in self.channels else list(
+            input_channels=START, output_channels=self._reads(self.output_schema)[0],
+            stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph")
+            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache)
         compiled.debug = debug
         return compiled
 
-    def _reads(self, schema: Any) -> list[str] | str:
-        """A schema's keys; a single-value state's one channel by name (read as the value)."""
+    def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
+        """A schema's keys to read (a single-value state's one channel by name, read as the
+        value) and its managed values to compute (managed.py)."""
         keys = self.schemas[schema]
-        return ROOT if keys == [ROOT] else keys
+        if keys == [ROOT]:
+            return ROOT, {}
+        return ([k for k in keys if k not in self.managed],
+                {k: self.managed[k] for k in keys if k in self.managed})
 
     def _allowlisted(self, checkpointer: Any) -> Any:
-        """Let the saver's serializer rebuild the schemas' own types (strict msgpack)."""
+        """Let the saver's (or cache's) serializer rebuild the schemas' types (strict msgpack)."""
         if not hasattr(checkpointer, "with_allowlist"):
             return checkpointer
         schemas = {self.state_schema, self.input_schema, self.output_schema,

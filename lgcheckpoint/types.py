@@ -7,6 +7,8 @@ Next: channels.py (where state lives between steps).
 from __future__ import annotations
 
 import contextvars
+import pickle
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
@@ -163,6 +165,40 @@ class RetryPolicy(NamedTuple):
     retry_on: type[BaseException] | Sequence[type[BaseException]] | Callable[
         [BaseException], bool
     ] = _default_retry_on
+
+
+def frozen(obj: Any, depth: int = 10) -> Any:
+    """A hashable stand-in for a node input: dicts as sorted pairs, lists as tuples."""
+    if isinstance(obj, Hashable) or depth <= 0:
+        return obj
+    if isinstance(obj, Mapping):  # key order must not change the cache key
+        return tuple(sorted((k, frozen(v, depth - 1)) for k, v in obj.items()))
+    if isinstance(obj, Sequence):
+        return tuple(frozen(v, depth - 1) for v in obj)
+    if hasattr(obj, "tobytes"):  # numpy arrays and the like
+        return (type(obj).__name__, obj.tobytes(), getattr(obj, "shape", None))
+    return obj
+
+
+def default_cache_key(*args: Any, **kwargs: Any) -> bytes:
+    """The input pickled (protocol 5) after freezing: LangGraph's default, so keys agree."""
+    return pickle.dumps((frozen(args), frozen(kwargs)), protocol=5, fix_imports=False)
+
+
+@dataclass
+class CachePolicy:
+    """Cache a node's writes by its input: the same input later reuses them (pregel/caching.py)."""
+
+    key_func: Callable[..., str | bytes] = default_cache_key  # node input -> key (hashed)
+    ttl: int | None = None  # seconds an entry lives; None: until the cache is cleared
+
+
+class CacheKey(NamedTuple):
+    """Where a task's writes are cached: (namespace, key) in the cache, and for how long."""
+
+    ns: tuple[str, ...]  # ("__pregel_ns_writes", "module.function", node name)
+    key: str  # xxh3-128 hex digest of key_func(input)
+    ttl: int | None
 
 
 class PregelTask(NamedTuple):

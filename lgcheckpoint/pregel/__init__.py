@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, AsyncIterator, Iterator, NamedTuple
+from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import draw, introspect, state
+from lgcheckpoint.pregel import caching, draw, introspect, state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -71,8 +71,9 @@ class Pregel:
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
                  stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), name: str = "LangGraph") -> None:
+                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None) -> None:
         self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
+        self.cache = cache  # a BaseCache for nodes with a cache policy (pregel/caching.py)
         self.input_channels, self.output_channels = input_channels, output_channels
         self.stream_channels = stream_channels
         self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
@@ -116,6 +117,8 @@ class Pregel:
         try:
             for tasks in loop.run():
                 yield from run.drain()
+                if self.cache is not None and (keys := caching.wanted(tasks)):
+                    tasks = loop.apply_cached(tasks, keys, self.cache.get(tuple(keys)))
                 run_step(tasks, loop.commit, self, pool)
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
@@ -151,6 +154,8 @@ class Pregel:
             for tasks in loop.run():
                 for chunk in run.drain():
                     yield chunk
+                if self.cache is not None and (keys := caching.wanted(tasks)):
+                    tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
                 await arun_step(tasks, loop.commit, self)
                 for chunk in run.drain():
                     yield chunk
@@ -304,6 +309,22 @@ class Pregel:
     async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
                             task_id: str | None = None) -> dict:
         return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of these nodes (default: every node)."""
+        self._cache_for_clearing().clear(self._cache_namespaces(nodes))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        await self._cache_for_clearing().aclear(self._cache_namespaces(nodes))
+
+    def _cache_for_clearing(self) -> Any:
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache: "
+                             "compile(cache=InMemoryCache()) first")
+        return self.cache
+
+    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
+        return [caching.namespace(self.nodes[n]) for n in nodes or self.nodes if n in self.nodes]
 
     # --- inspecting and drawing --------------------------------------------------------------
     def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:

@@ -8,6 +8,7 @@ versions it consumed. Next: pregel/checkpoint.py.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
@@ -20,11 +21,13 @@ from lgcheckpoint.constants import (
     CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_RESUME, PULL,
     PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
+from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
 
 GetNextVersion = Callable[[Any, None], Any]
+logger = logging.getLogger(__name__)
 
 
 def task_id(checkpoint_id: str, *parts: str) -> str:
@@ -46,6 +49,7 @@ class Scratchpad:
 
     def __init__(self, ns: str, resume: list, null_resume: list | None) -> None:
         self.ns = ns  # the task's checkpoint namespace, seed of its interrupt ids
+        self.step = self.stop = 0  # where the task runs (set by make_task): managed values
         self.resume = resume  # answers to this task's interrupts, in call order
         self.null_resume = null_resume  # shared [value] from Command(resume=value), or None
         self.interrupt_counter = 0
@@ -67,6 +71,7 @@ class Task:
     ns: str  # "node:task_id", the namespace of its interrupts and subgraph checkpoints
     local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
     writes: list = field(default_factory=list)
+    cache_key: Any = None  # where its writes are cached, if its node has a cache policy
 
 
 class InputWrites(NamedTuple):
@@ -103,10 +108,12 @@ def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> An
 def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite],
                        nodes: Mapping[str, Node], channels: Mapping[str, Channel],
                        config: dict, step: int, *, trigger_to_nodes: Mapping[str, list[str]],
-                       updated_channels: set[str] | None) -> dict[str, Task]:
+                       updated_channels: set[str] | None, stop: int | None = None
+                       ) -> dict[str, Task]:
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
     tasks: list[Task] = []
-    here = Step(checkpoint, pending_writes, channels, config, step)
+    here = Step(checkpoint, pending_writes, channels, config, step,
+                step + 1 if stop is None else stop)
     null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
     if channels[TASKS].is_available():
@@ -128,6 +135,8 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
         value = read_state(channels, node.reads)
         if value is None and isinstance(node.reads, str):
             continue
+        if node.managed:  # computed for this step, never stored (managed.py)
+            value.update(read_managed(node.managed, here))
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
             value = node.mapper(value)
         tasks.append(make_task(here, node, value, (PULL, name), triggers, (PULL, *triggers)))
@@ -142,6 +151,7 @@ class Step(NamedTuple):
     channels: Mapping[str, Channel]  # what conditional edges read
     config: dict  # the run's config
     step: int
+    stop: int  # the step the run stops at (recursion limit): managed values read it
 
 
 def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
@@ -152,6 +162,7 @@ def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
     tid = task_id(here.checkpoint["id"], ns, str(here.step), node.name, *id_parts)
     task_ns = f"{ns}{NS_END}{tid}"
     scratchpad = make_scratchpad(here.pending_writes, tid, task_ns, here.config)
+    scratchpad.step, scratchpad.stop = here.step, here.stop
     task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
     task.local_read = lambda select: local_read(here.channels, task.writes, select)
     return task
@@ -231,6 +242,9 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
         for chan, value in task.writes:
             if chan in channels and chan not in SKIPPED_WRITES:
                 by_channel[chan].append(value)
+            elif chan not in SKIPPED_WRITES:  # e.g. a managed value (managed.py): not state
+                logger.warning(f"Task {task.name} with path {task.path} wrote to unknown "
+                               f"channel {chan}, ignoring it.")
     updated: set[str] = set()
 
     def changed(chan: str) -> None:

@@ -20,6 +20,7 @@ from lgcheckpoint.constants import (
     TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.pregel import caching
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
@@ -230,7 +231,7 @@ class PregelLoop:
         return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=updated_channels)
+            updated_channels=updated_channels, stop=self.stop)
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
@@ -257,7 +258,7 @@ class PregelLoop:
                 task.writes.append((NO_WRITES, None))
             self.put_writes(task.id, task.writes)
 
-    def put_writes(self, task_id: str, writes: list) -> None:
+    def put_writes(self, task_id: str, writes: list, cached: bool = False) -> None:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""
         if not writes:
             return
@@ -278,7 +279,17 @@ class PregelLoop:
         self.saves.after_task(self.writes_call(task_id, to_save),
                               last_of_step=task is not None and not self.running)
         if task is not None:
-            self.output_writes(task, writes)
+            self.output_writes(task, writes, cached)
+            if not cached and self.graph.cache is not None and (
+                    entry := caching.entry(task, writes)):  # a node cache entry (caching.py)
+                self.saves.cache_set(self.graph.cache, entry)
+
+    def apply_cached(self, tasks: list[Task], wanted: dict, found: dict) -> list[Task]:
+        """Tasks found in the node cache take its writes instead of running (caching.py)."""
+        for task in caching.take_hits(wanted, found):
+            self.running.discard(task.id)
+            self.put_writes(task.id, task.writes, cached=True)
+        return [t for t in tasks if not t.writes]
 
     # --- saving (when each save happens is decided in saves.py) ---------------------------
     def writes_call(self, task_id: str, writes: list) -> PutWrites:

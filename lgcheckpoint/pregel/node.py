@@ -34,6 +34,7 @@ class Branch:
     path_map: dict[Any, str] | None
     reads: list[str]  # state keys the path function sees
     mapper: Callable | None  # dict -> schema object (dataclass / pydantic)
+    managed: dict[str, Any] = field(default_factory=dict)  # managed values it sees (managed.py)
 
     def __post_init__(self) -> None:
         self.wants_config = accepts(self.path, "config")
@@ -75,6 +76,8 @@ class Node:
     ends: tuple[str, ...] | dict = ()  # where a returned Command may go (for get_graph)
     subgraph: Any = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
+    managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)
+    cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
 
     def __post_init__(self) -> None:
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID, WRITER
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.types import Command, Send, current_task
@@ -77,8 +78,16 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_input(b, task.local_read(b.reads), task.input),
-                          b.wants_config)) for b in task.node.branches]
+    return [(b, call_user(task, b.path, branch_state(b, task), b.wants_config))
+            for b in task.node.branches]
+
+
+def branch_state(branch: Any, task: Task) -> Any:
+    """What a conditional edge reads: the state with the task's writes, and managed values."""
+    state = task.local_read(branch.reads)
+    if branch.managed:
+        state.update(read_managed(branch.managed, task.scratchpad))
+    return branch_input(branch, state, task.input)
 
 
 def branch_input(branch: Any, state: dict, node_input: Any) -> Any:

@@ -12,7 +12,9 @@ Write first, publish last: calls run one after another in the order queued, so a
 never stored before the writes that made it. The step's last writes are *held* and travel with
 the step's put in one ``put_writes_and_checkpoint`` (one transaction on SQLite and Postgres); a
 crash before that commit loses both, and the task reruns. After a failed call nothing later runs
-(no checkpoint without its writes); the error surfaces at the next step. Next: pregel/stream.py.
+(no checkpoint without its writes); the error surfaces at the next step. A finished task's
+node-cache entry (pregel/caching.py) rides the same queue, so a run ends only once it is stored.
+Next: pregel/stream.py.
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ class SyncSaveQueue(SaveQueue):
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
+    def cache_set(self, cache: Any, pairs: dict) -> None:
+        """Store a finished task's writes in the node cache, queued like a save."""
+        self.submit(cache.set, pairs)
+
     def submit(self, verb: Callable, *args: Any) -> None:
         if self.worker is None:
             self.call(verb, args)
@@ -163,6 +169,9 @@ class AsyncSaveQueue(SaveQueue):
             self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, "a")
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
+
+    def cache_set(self, cache: Any, pairs: dict) -> None:
+        self.submit(cache.aset, pairs)
 
     def submit(self, verb: Callable, *args: Any) -> None:
         self.last = asyncio.ensure_future(self.call(self.last, verb, args))

@@ -18,6 +18,7 @@ from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START,
 )
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
+from lgcheckpoint.managed import Window, read_managed
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, local_read, prepare_next_tasks, read_state, reuse_pending_writes,
@@ -198,7 +199,10 @@ def update_as_node(edit: Edit, values: Any, as_node: str | None, task_id: str | 
     node = graph.nodes[as_node]
     writes = node.result_writes(values)
     for branch in node.branches:
-        state = branch_input(branch, local_read(edit.channels, writes, branch.reads), values)
+        state = local_read(edit.channels, writes, branch.reads)
+        if branch.managed:  # LangGraph's window for an update: two steps from here
+            state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))
+        state = branch_input(branch, state, values)
         route = branch.path(state)
         if inspect.isawaitable(route):  # an async edge (aupdate_state runs this in a thread)
             route = asyncio.run(route)

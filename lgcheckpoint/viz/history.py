@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from lgcheckpoint.viz.cached import mark_cached
+
 # special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
 ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__", "__scheduled__"
 TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
@@ -43,6 +45,7 @@ class TaskWrites(NamedTuple):
     errors: list[Any]
     interrupts: list[Any]  # Interrupt objects (duck-typed: .value, .id)
     resumes: list[Any]
+    cached: bool = False  # its writes are the node cache's entry for its input (cached.py)
 
 
 @dataclass
@@ -230,6 +233,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
         steps[-1].is_head = True
     assign_branches(steps, by_key)
     name_tasks(steps, tuples, graph)
+    mark_cached(steps, graph)
     truncated = any(t.parent_config and s.parent is None for s, t in zip(steps, tuples))
     return History(thread_id, ns, steps, node_triggers, channels, truncated=truncated)
 

@@ -148,7 +148,7 @@ def describe(step: Step) -> str:
         parts += [f"ERROR {short(e)}" for e in tw.errors]
         parts += [f"INTERRUPT {short(i)}" for i in tw.interrupts]
         parts += [f"RESUME {short(r)}" for r in tw.resumes]
-        out.append(f"task {tw.name}: " + "; ".join(parts))
+        out.append(f"task {tw.name}{' (cached)' if tw.cached else ''}: " + "; ".join(parts))
     out += [f"value {c} = {short(v, 60)}" for c, v in list(step.values.items())[:MAX_LISTED]]
     if len(step.channel_versions) > MAX_LISTED:
         out.append(f"(first {MAX_LISTED} of {len(step.channel_versions)} channels listed)")

@@ -28,6 +28,11 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
+    "RemainingSteps": ("managed", "RemainingSteps"),
+    "IsLastStep": ("managed", "IsLastStep"),
+    "CachePolicy": ("types", "CachePolicy"),
+    "InMemoryCache": ("cache.memory", "InMemoryCache"),
+    "SqliteCache": ("cache.sqlite", "SqliteCache"),
 }
 
 

@@ -41,7 +41,6 @@ def test_messages_stream_mode_streams_nothing_on_langgraph_and_is_refused_here()
 @pytest.mark.parametrize(("where", "call"), [
     ("add_node(error_handler=", lambda lib: one_node_graph(lib, error_handler=lambda e: None)),
     ("compile(store=", lambda lib: one_node_graph(lib).compile(store=object())),
-    ("compile(cache=", lambda lib: one_node_graph(lib).compile(cache=object())),
     ("stream(context=", lambda lib: one_node_graph(lib).compile().invoke({"trail": []},
                                                                       context={"user": 1})),
 ])

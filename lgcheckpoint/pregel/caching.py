@@ -1,0 +1,77 @@
+"""Node caching: a task whose node has a CachePolicy and whose input was seen before is not run.
+
+Before a step runs, each such task looks up its key, ``(("__pregel_ns_writes", module.function,
+node), xxh3(key_func(input)))``; a hit's writes become the task's writes, are saved as its
+pending writes and streamed with ``{"__metadata__": {"cached": True}}``, exactly as if it ran.
+A task that finished (no error, no interrupt) stores its writes there for next time.
+
+Caching and resuming both skip a node, but differ in scope: pending writes belong to one
+checkpoint of one thread (a resume reuses what that step already did), while the cache is keyed
+by input alone, across threads and runs, until its ttl ends or clear_cache(). Next: cache/base.py.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable
+
+from xxhash import xxh3_128_hexdigest
+
+from lgcheckpoint.cache.base import FullKey, Namespace
+from lgcheckpoint.constants import ERROR, INTERRUPT
+from lgcheckpoint.pregel.algo import Task
+from lgcheckpoint.types import CacheKey
+
+CACHE_NS_WRITES = "__pregel_ns_writes"  # LangGraph's namespace for cached task writes
+
+
+def identifier(fn: Any) -> str | None:
+    """``module.qualname`` of a node's function (None: it has no module, so it is dynamic)."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if name and module else None
+
+
+def namespace(node: Any) -> Namespace:
+    """The cache namespace of a node's writes: clear_cache forgets one node by it."""
+    return (CACHE_NS_WRITES, identifier(node.func) or "__dynamic__", node.name)
+
+
+def cache_key(task: Task) -> CacheKey | None:
+    """Where this task's writes are cached, if its node has a cache policy."""
+    policy = task.node.cache_policy
+    if policy is None:
+        return None
+    key = policy.key_func(task.input)
+    digest = xxh3_128_hexdigest(key.encode() if isinstance(key, str) else key)
+    return CacheKey(namespace(task.node), digest, policy.ttl)
+
+
+def wanted(tasks: Iterable[Task]) -> dict[FullKey, Task]:
+    """Tasks to look up: a cache policy, and no writes reused from an earlier run."""
+    found = {}
+    for task in tasks:
+        if not task.writes and (key := cache_key(task)) is not None:
+            task.cache_key = key
+            found[(key.ns, key.key)] = task
+    return found
+
+
+def take_hits(wanted: dict[FullKey, Task], found: dict[FullKey, Any]) -> list[Task]:
+    """Give each task found in the cache its cached writes; return those tasks."""
+    hits = []
+    for full_key, writes in found.items():
+        task = wanted[full_key]
+        task.writes.extend((chan, value) for chan, value in writes)
+        hits.append(task)
+    return hits
+
+
+def entry(task: Task, writes: list) -> dict[FullKey, tuple[deque, int | None]]:
+    """What to store after a task finished: its writes (a deque, as LangGraph stores them).
+
+    A failed or interrupted task is not cached: a hit would skip it without raising."""
+    key = task.cache_key
+    if key is None or any(chan in (ERROR, INTERRUPT) for chan, _ in writes):
+        return {}
+    return {(key.ns, key.key): (deque(task.writes), key.ttl)}
