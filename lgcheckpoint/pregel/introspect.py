@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy as copying
 import dataclasses
-from typing import Any, Iterator, get_args, get_origin
+from typing import Annotated, Any, Iterator, get_args, get_origin
 
 from lgcheckpoint.constants import CONF, ROOT
 
@@ -53,6 +53,8 @@ def field_default(name: str, typ: Any, schema: Any) -> Any:
                 return f.default
             if f.name == name and f.default_factory is not dataclasses.MISSING:
                 return f.default_factory()
+    if get_origin(typ) is Annotated:  # Annotated[str | None, "note"]: look inside
+        typ = get_args(typ)[0]
     optional = get_origin(typ) is not None and type(None) in get_args(typ)
     return None if optional else ...
 

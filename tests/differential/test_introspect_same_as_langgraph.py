@@ -30,8 +30,11 @@ class Out(TypedDict):
 @dataclasses.dataclass
 class Data:
     items: Annotated[list, operator.add]
+    note: Annotated[Optional[float], "a note"]
     name: Optional[str] = None
     count: int = 3
+    tags: list = dataclasses.field(default_factory=lambda: ["a"])
+    label: Annotated[str, "metadata"] = dataclasses.field(default="x")
 
 
 class Model(pydantic.BaseModel):
