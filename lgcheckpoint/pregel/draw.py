@@ -145,8 +145,13 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
     for source, target, conditional, label in sorted(found, key=lambda e: (*e[:3], e[3] or "")):
         drawing.add_edge(source, target, None if label == target else label, conditional)
     # a node nothing leaves ends the run (so edges to END are drawn last, as in LangGraph)
-    for name in sorted({t for _, t, _, _ in found if t != END} - {s for s, *_ in found}):
+    termini = sorted({t for _, t, _, _ in found if t != END} - {s for s, *_ in found})
+    for name in termini:
         drawing.add_edge(name, END)
+    # a graph that loops for ever: LangGraph ends it after the last node of its 250-step dry run
+    last = last_step(found)
+    if not termini and len(last) == 1 and all(t != END for _, t, _, _ in found):
+        drawing.add_edge(last.pop(), END, None, True)
     if xray:
         deeper = xray if isinstance(xray, bool) or xray <= 0 else xray - 1
         for name, node in graph.nodes.items():
@@ -155,6 +160,17 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
                 if len(sub.nodes) > 1 and sub.first_node() and sub.last_node():
                     drawing.put_inside(name, sub)
     return drawing
+
+
+def last_step(found: set, limit: int = 250) -> set:
+    """The nodes running in the last step of a dry run that follows every edge from START."""
+    tasks: set = {START}
+    last: set = set()
+    for _ in range(limit + 1):
+        if not tasks:
+            break
+        last, tasks = tasks, {t for s, t, _, _ in found if s in tasks and t != END}
+    return last
 
 
 def node_metadata(graph: Any, builder: Any, name: str) -> dict | None:

@@ -87,13 +87,36 @@ def commands(lib):
     return g.compile()
 
 
+def endless(lib):
+    """Two nodes that call each other for ever, and a three-node cycle: LangGraph draws an exit."""
+    g = lib.StateGraph(State)
+    for name in ("human", "agent", "tool"):
+        g.add_node(name, add(name))
+    g.add_edge(lib.START, "human")
+    g.add_edge("human", "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "human")
+    return g.compile()
+
+
+def endless_pair(lib):
+    g = lib.StateGraph(State)
+    g.add_node("human", add("human"))
+    g.add_node("agent", add("agent"))
+    g.add_edge(lib.START, "human")
+    g.add_edge("human", "agent")
+    g.add_conditional_edges("agent", lambda s: "human", ["human"])
+    return g.compile()
+
+
 def drawn(graph, **kw) -> tuple:
     drawing = graph.get_graph(**kw)
     return (json.dumps(drawing.to_json(), default=str, indent=1), drawing.draw_mermaid(),
             drawing.draw_mermaid(with_styles=False))
 
 
-@pytest.mark.parametrize("build", [routed, fan_in, looping, nested, commands])
+@pytest.mark.parametrize("build", [routed, fan_in, looping, nested, commands, endless,
+                                   endless_pair])
 @pytest.mark.parametrize("xray", [False, True, 1])
 def test_drawing_is_langgraphs(build, xray):
     assert drawn(build(OURS), xray=xray) == drawn(build(LANGGRAPH), xray=xray)
