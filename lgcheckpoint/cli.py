@@ -215,6 +215,7 @@ def print_history(saver: Any, config: dict, every: bool = False) -> None:
     """One line per checkpoint, oldest first: the root graph, then each subgraph namespace.
     Without --all only the newest LINES_PER_HISTORY of a namespace are read (counted in SQL), so
     a thread of any length prints at once; keys still number the namespace's whole history."""
+    from lgcheckpoint.viz.deltas import delta_marks
     from lgcheckpoint.viz.history import build_history
 
     thread_id = config["configurable"]["thread_id"]
@@ -237,6 +238,7 @@ def print_history(saver: Any, config: dict, every: bool = False) -> None:
             "checkpoint_id") for t in tuples}
         for step in part.steps:
             marks = " [interrupt]" * bool(step.interrupts) + " [error]" * bool(step.errors)
+            marks += plain(delta_marks(step.values, older), 2 * FIELD_WIDTH)
             parent_id = parents[step.checkpoint_id]
             parent = "-" if parent_id is None else f"c{older + int(step.parent[1:])}" \
                 if step.parent else f"c{rank(saver, where, parent_id)}"

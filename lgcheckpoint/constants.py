@@ -9,7 +9,8 @@ START = "__start__"  # the input channel, and the pseudo-node that writes the in
 END = "__end__"  # the pseudo-node an edge points at to stop
 TASKS = "__pregel_tasks"  # Topic channel holding Send packets for the next step
 NO_WRITES = "__no_writes__"  # marker write: the task ran and wrote nothing
-RETURN = "__return__"  # a functional-API task's result; LangGraph-written threads carry it
+RETURN = "__return__"  # a functional-API task's result (func.py), saved as a pending write
+PREVIOUS = "__previous__"  # an entrypoint's saved value, handed to its next run as `previous`
 INPUT = "__input__"  # name of the pseudo-task that carries input and update_state writes
 PUSH = "__pregel_push"  # task kind: started by a Send
 PULL = "__pregel_pull"  # task kind: started by a channel it subscribes to
@@ -34,6 +35,9 @@ ROOT_STREAM_MODES = "__lg_stream_modes"  # the modes that root run asked for
 WRITER = "__lg_writer"  # the custom stream writer a node gets (get_stream_writer)
 CHECKPOINT_ID = "__lg_checkpoint_id"  # the checkpoint the running step started from
 STEP = "__lg_step"  # the running step's number (node metadata langgraph_step)
+REPLAYING = "__lg_replay"  # a time-travelling root run's Replay, shared by its subgraph calls
+RUNTIME = "__lg_runtime"  # the run's Runtime (runtime.py): context=, stream writer
+CALL = "__lg_call"  # runs a task call as a PUSH task of the running step (pregel/calls.py)
 
 # special writes that say how a task ended, not what it wrote
 CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))

@@ -2,8 +2,8 @@
 
 Each function draws one idea a chapter explains and shows it (``plt.show()`` stores image/png):
 ``super_steps`` (01), ``versions_moving`` (02), ``checkpoint_anatomy`` (03),
-``storage_side_by_side`` (05), ``bar_chart`` (06), ``conformance`` (13). Text is 12 pt (larger
-than the notebook's body text at 100 %), the
+``storage_side_by_side`` (05), ``bar_chart`` (06), ``conformance`` (13), ``task_runs`` (17).
+Text is 12 pt (larger than the notebook's body text at 100 %), the
 background is white in light and dark themes, and the colours are the viewers' (``viz/palette.py``):
 yellow means changed in this step, as in the version table.
 Nothing in the runtime imports this module. Next: lgcheckpoint/course.py
@@ -198,4 +198,34 @@ def conformance(scores: dict[str, tuple[int, int]], title: str) -> None:
     ax.set_title(title, fontsize=FONT)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    plt.show()
+
+
+RUN_COLOURS = {"ran": YELLOW, "interrupted": palette.ORANGE, "saved result": PALE_BLUE,
+               "not reached": "white"}
+
+
+def task_runs(runs: dict[str, dict[str, str]], title: str = "") -> None:
+    """One column per run of a thread, one row per task: did it run, stop, or reuse its saved
+    result? ``runs`` maps a run's label to {task: one of RUN_COLOURS}."""
+    tasks = list(dict.fromkeys(t for cells in runs.values() for t in cells))
+    _, ax = plt.subplots(figsize=(min(MAX_WIDTH, 2.6 * len(runs) + 2.2), 0.65 * len(tasks) + 1.4),
+                         dpi=DPI)
+    for x, cells in enumerate(runs.values()):
+        for y, task in enumerate(tasks):
+            what = cells.get(task, "not reached")
+            ax.add_patch(FancyBboxPatch((x + 0.06, len(tasks) - 1 - y - 0.32), 0.88, 0.64,
+                                        boxstyle="round,pad=0.02", facecolor=RUN_COLOURS[what],
+                                        edgecolor=GREY, lw=1.2))
+            ax.text(x + 0.5, len(tasks) - 1 - y, what, ha="center", va="center", fontsize=FONT)
+    ax.set_xlim(0, len(runs))
+    ax.set_ylim(-0.6, len(tasks) - 0.4)
+    ax.set_xticks([x + 0.5 for x in range(len(runs))], list(runs), fontsize=FONT)
+    ax.set_yticks([len(tasks) - 1 - y for y in range(len(tasks))], tasks, fontsize=FONT)
+    ax.tick_params(length=0)
+    ax.xaxis.tick_top()
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT, pad=12)
     plt.show()

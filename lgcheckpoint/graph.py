@@ -13,11 +13,11 @@ import inspect
 import warnings
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
-from typing import get_type_hints
+from typing import NotRequired, Required, get_type_hints
 
 from lgcheckpoint.channels import (
-    BinaryOperatorAggregate, Channel, EphemeralValue, LastValue, LastValueAfterFinish,
-    NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+    BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
+    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import (
@@ -62,6 +62,8 @@ def channel_for(name: str, typ: Any) -> Channel:
         if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
             # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
             chan = meta.copy() if isinstance(meta, Channel) else meta(typ.__origin__)
+            if isinstance(meta, DeltaChannel):  # its empty value comes from the key's type
+                chan = meta.for_type(unwrap_required(typ.__origin__))
             chan.key = name
             return chan
     meta = getattr(typ, "__metadata__", ())
@@ -72,6 +74,11 @@ def channel_for(name: str, typ: Any) -> Channel:
             raise ValueError(f"Invalid reducer for key '{name}': expected (a, b) -> c")
         return BinaryOperatorAggregate(typ.__origin__, meta[-1], key=name)
     return LastValue(typ, key=name)
+
+
+def unwrap_required(typ: Any) -> Any:
+    """NotRequired[list] -> list (a TypedDict key's type as its channel sees it)."""
+    return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
 
 
 def mapper_for(schema: Any) -> Callable | None:
@@ -117,8 +124,8 @@ class StateGraph:
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
-        refuse_unimplemented("StateGraph", {"context_schema": context_schema})
         self.state_schema = state_schema
+        self.context_schema = context_schema  # the type of invoke(..., context=...): runtime.py
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
         self.channels: dict[str, Channel] = {}
@@ -288,9 +295,6 @@ class StateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
         debug = bool(options.pop("debug", False))  # print each run's updates and values
         refuse_unimplemented("compile", options)  # store=...
-        if checkpointer is True:  # LangGraph: a subgraph keeping its own state per thread
-            raise TypeError("lgcheckpoint does not implement compile(checkpointer=True): pass "
-                            "a saver, or None / False")
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
@@ -339,7 +343,8 @@ class StateGraph:
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache)
+            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
+            context_schema=self.context_schema)
         compiled.debug = debug
         return compiled
 

@@ -51,7 +51,7 @@ POLL_SECONDS = (0.002, 0.05)  # a waiting run retries the lock: first after 2 ms
 
 _held: dict[tuple, int] = {}  # (database, thread key) -> Python thread that holds it, this process
 _held_lock = threading.Lock()
-_locks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # saver -> its cross-process locks
+_locks = locks.OPEN  # saver -> its cross-process locks (locks.close_locks closes them)
 
 
 class Claim:
@@ -148,7 +148,10 @@ def paused(graph: Any, saved: Any) -> bool:
     """Stopped before its next tasks (a breakpoint or a crash): a resume continues the run."""
     from lgcheckpoint.pregel.state import restore
 
-    return saved is not None and bool(restore(graph, saved)[3])  # it has next tasks
+    if saved is None:
+        return False
+    finished = {str(t) for t, c, _ in saved.pending_writes or [] if c not in CONTROL_WRITES}
+    return any(task_id not in finished for task_id in restore(graph, saved)[3])
 
 
 def waiting_interrupts(saved: Any) -> set[str]:
@@ -199,7 +202,7 @@ def sync_locks(saver: Any) -> Any:
 
 
 def remember(saver: Any, lock: Any) -> Any:
-    """A lock connection lives as long as its saver."""
+    """A lock connection lives as long as its saver (or until locks.close_locks(saver))."""
     if hasattr(lock, "close"):
         weakref.finalize(saver, lock.close)
     return lock

@@ -105,6 +105,7 @@ class Overwrite:
     """Write this value to a reducer channel as is, bypassing the reducer."""
 
     value: Any
+    type: str = "__overwrite__"  # LangGraph's tag, so the write is known after a JSON round trip
 
 
 def interrupt_id(ns: str, answered: int) -> str:
@@ -165,6 +166,14 @@ class RetryPolicy(NamedTuple):
     retry_on: type[BaseException] | Sequence[type[BaseException]] | Callable[
         [BaseException], bool
     ] = _default_retry_on
+
+
+class StateUpdate(NamedTuple):
+    """One update of bulk_update_state: values written as if node `as_node` returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None  # the task whose writes these are (default: the node's next)
 
 
 def frozen(obj: Any, depth: int = 10) -> Any:

@@ -700,3 +700,33 @@ async def test_async_saver_errors(postgres_uri):
         assert await asaver.aget_tuple(cfg(thread)) is None
     with pytest.raises(psycopg.OperationalError, match="closed"):
         await asaver.aget_tuple(cfg())
+
+
+def test_from_conn_string_leaves_no_session_behind(postgres_uri):
+    """The thread guard's lock session closes with from_conn_string: DROP DATABASE can follow."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from lgcheckpoint.checkpoint.postgres import PostgresSaver
+    from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    class S(TypedDict):
+        n: int
+
+    builder = our_graph.StateGraph(S)
+    builder.add_node("a", lambda s: {"n": s["n"] + 1})
+    builder.add_edge(our_graph.START, "a")
+    with PostgresSaver.from_conn_string(postgres_uri) as saver:
+        saver.setup()
+        builder.compile(checkpointer=saver).invoke({"n": 0}, {"configurable": {"thread_id": "s"}})
+
+    async def run_async() -> None:
+        async with AsyncPostgresSaver.from_conn_string(postgres_uri) as saver:
+            await builder.compile(checkpointer=saver).ainvoke(
+                {"n": 0}, {"configurable": {"thread_id": "a"}})
+
+    asyncio.run(run_async())
+    name = conninfo_to_dict(postgres_uri)["dbname"]
+    with psycopg.connect(postgres_uri.replace(name, "postgres"), autocommit=True) as conn:
+        others = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s",
+                              (name,)).fetchone()[0]
+    assert others == 0, "a session stayed open after from_conn_string closed"

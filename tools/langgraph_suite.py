@@ -162,7 +162,14 @@ RULES = [
                             r"|test_tracing_interops|test_runnable\.py|test_trace_policy"),
      "langchain messages / Runnables / callbacks / tracing"),
     ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
+    ("out_of_scope", "msg", r"ServerInfo|RunControl|GraphDrained|request_drain|server_info",
+     "LangGraph Platform: server info, run draining"),
+    ("out_of_scope", "id", r"test_server_info|drain",
+     "LangGraph Platform: server info, run draining"),
+    ("out_of_scope", "msg", r"FakeTracer|astream_events|stream_mode 'tools'",
+     "langchain callbacks / astream_events / tool streaming"),
     ("out_of_scope", "msg", r"MessagesState|add_messages", "langchain messages"),
+    ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
      "patches a LangGraph-private module"),
@@ -185,20 +192,18 @@ RULES = [
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
     ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
     ("missing", "msg", r"UntrackedValue|untracked_value", "UntrackedValue channel"),
-    ("missing", "msg", r"DeltaChannel|channels\.delta|DeltaSnapshot|delta_channel", "DeltaChannel"),
-    ("missing", "id", r"test_delta_", "DeltaChannel"),
-    ("missing", "msg", r"bulk_update_state|StateUpdate", "bulk_update_state / StateUpdate"),
+    ("missing", "msg", r"durability='exit' for graphs with a DeltaChannel",
+     "DeltaChannel with durability='exit'"),
+    ("private", "id", r"test_walk_step_looks_up_the_parent_by_primary_key",
+     "reads LangGraph-private SQL text (its query plan)"),
     ("missing", "msg", r"NodeBuilder|Pregel\(|unexpected keyword argument 'nodes'",
      "low-level Pregel API"),
     ("missing", "msg", r"TimeoutPolicy|step_timeout|timeout", "node timeouts"),
+    ("missing", "msg", r"task\(cache_policy=|entrypoint\(cache", "caching in the functional API"),
+    ("missing", "id", r"test_a?sync_streaming_with_functional_api",
+     "streaming a task's result while its step still runs (we stream at the step's end)"),
     ("missing", "msg", r"error_handler|set_node_defaults", "node error handlers"),
     ("missing", "msg", r"response_schema|InvalidResume|strict_resume", "interrupt response_schema"),
-    ("missing", "msg", r"\bRuntime\b|context_schema|langgraph\.runtime|'runtime'",
-     "Runtime / context_schema"),
-    ("missing", "msg", r"langgraph\.func|entrypoint|\btask\b", "functional API (func)"),
-    ("missing", "msg", r"checkpointer=True|'bool' object has no attribute 'get_tuple'",
-     "compile(checkpointer=True)"),
-    ("missing", "msg", r"__copy__", "update_state(as_node='__copy__')"),
     ("missing", "msg", r"draw_mermaid|get_graph|to_json|draw_", "get_graph() drawing"),
     ("missing", "msg", r"ShallowPostgresSaver|Shallow", "ShallowPostgresSaver"),
     ("missing", "msg", r"resumable|Interrupt\.__init__", "old Interrupt fields"),
@@ -270,6 +275,9 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
         text = re.sub(r"postgres://postgres(:postgres)?@localhost:\d+/postgres\?sslmode=disable",
                       db_uri, text)
         text = re.sub(r"postgres://postgres:postgres@localhost:\d+/", server, text)
+        # a saver built on the fixture's own connection or pool keeps the thread guard's lock
+        # session until the saver is collected (README, Differences): drop past it
+        text = text.replace('DROP DATABASE {database}")', 'DROP DATABASE {database} WITH (FORCE)")')
         file.write_text(text)
     for helper, ours in REPLACED_HELPERS.get(stem, {}).items():
         shutil.copy(HERE / ours, run / helper)

@@ -17,6 +17,7 @@ PARTS = {
         "managed.py",
         "pregel",
     ],
+    "functional API + Runtime": ["func.py", "runtime.py"],  # task calls: pregel/calls.py
     "node caches (memory+sqlite)": ["cache"],
     "checkpoint model": ["checkpoint/base.py", "checkpoint/id.py", "checkpoint/errors.py"],
     "serializer": ["checkpoint/serde"],

@@ -85,6 +85,40 @@ class PutWrites(NamedTuple):
     task_path: str = ""
 
 
+class DeltaChannelHistory(TypedDict, total=False):
+    """What a delta channel needs from a checkpoint's ancestors to rebuild its value."""
+
+    writes: list[PendingWrite]  # its writes after the seed, oldest first (the target's excluded)
+    seed: Any  # the nearest stored value (a DeltaSnapshot); absent: start from empty
+
+
+class HistoryWalk:
+    """get_delta_channel_history as a fold: a saver visits the target's ancestors, newest first,
+    until every channel found a stored value (its seed)."""
+
+    def __init__(self, channels: Sequence[str]) -> None:
+        self.channels, self.remaining = list(channels), set(channels)
+        self.writes: dict[str, list[PendingWrite]] = {c: [] for c in channels}
+        self.seeds: dict[str, Any] = {}
+
+    def visit(self, values: dict[str, Any], pending_writes: Sequence[PendingWrite] | None) -> None:
+        """One ancestor: its writes (in apply order) and its stored values."""
+        for write in reversed(pending_writes or ()):
+            if write[1] in self.remaining:
+                self.writes[write[1]].append(write)
+        for channel in [c for c in self.remaining if c in values]:
+            self.seeds[channel] = values[channel]
+            self.remaining.discard(channel)
+
+    def result(self) -> dict[str, DeltaChannelHistory]:
+        out: dict[str, DeltaChannelHistory] = {}
+        for channel in self.channels:
+            out[channel] = {"writes": self.writes[channel][::-1]}
+            if channel in self.seeds:
+                out[channel]["seed"] = self.seeds[channel]
+        return out
+
+
 def empty_checkpoint() -> Checkpoint:
     """The checkpoint a brand-new thread starts from (its id carries step -2)."""
     return Checkpoint(
@@ -261,6 +295,22 @@ class BaseCheckpointSaver(Generic[V]):
         self.put_writes(*task)
         return self.put(config, checkpoint, metadata, new_versions)
 
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        """For each channel: the nearest stored value among the ancestors of the checkpoint
+        ``config`` names (following parents, so a fork sees only its own branch), and the
+        writes after it. This default reads whole ancestors with get_tuple; savers override."""
+        walk = HistoryWalk(channels)
+        target = self.get_tuple(config) if channels else None
+        parent, seen = (target.parent_config if target else None), set()
+        while parent is not None and walk.remaining and (saved := self.get_tuple(parent)):
+            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
+                break
+            seen.add(saved.checkpoint["id"])
+            walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
+            parent = saved.parent_config
+        return walk.result()
+
     # --- housekeeping ----------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
         """Forget a thread: all its checkpoints and writes, in every namespace."""
@@ -285,6 +335,20 @@ class BaseCheckpointSaver(Generic[V]):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await asyncio.to_thread(self.get_tuple, config)
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig,
+                                         channels: Sequence[str]
+                                         ) -> dict[str, DeltaChannelHistory]:
+        walk = HistoryWalk(channels)
+        target = await self.aget_tuple(config) if channels else None
+        parent, seen = (target.parent_config if target else None), set()
+        while parent is not None and walk.remaining and (saved := await self.aget_tuple(parent)):
+            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
+                break
+            seen.add(saved.checkpoint["id"])
+            walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
+            parent = saved.parent_config
+        return walk.result()
 
     async def alist(
         self,
@@ -389,6 +453,11 @@ class AsyncBySync:
                    metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
         return self.put(config, checkpoint, metadata, new_versions)
 
+    async def aget_delta_channel_history(self, *, config: RunnableConfig,
+                                         channels: Sequence[str]
+                                         ) -> dict[str, DeltaChannelHistory]:
+        return self.get_delta_channel_history(config=config, channels=channels)
+
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                           task_id: str, task_path: str = "") -> None:
         self.put_writes(config, writes, task_id, task_path)
@@ -451,6 +520,10 @@ class SyncOverAsync:
                                   new_versions: ChannelVersions) -> RunnableConfig:
         return self._wait(
             self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
+
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        return self._wait(self.aget_delta_channel_history(config=config, channels=channels))
 
     def delete_thread(self, thread_id: str) -> None:
         self._wait(self.adelete_thread(thread_id))

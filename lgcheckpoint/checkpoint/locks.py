@@ -31,10 +31,12 @@ import hashlib
 import os
 import sqlite3
 import threading
+import weakref
 from typing import Any, ClassVar
 
 from lgcheckpoint.checkpoint.errors import StoreUnavailableError
 
+OPEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # saver -> its locks (guard.py)
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%s)"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(%s)"
 LOCK_FILE_SUFFIX = "-threadlock"
@@ -136,6 +138,14 @@ class AdvisoryLocks:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def close_locks(saver: Any) -> None:
+    """Close the session a saver's runs hold their Postgres locks on (its from_conn_string does
+    this on exit): until then the database has one more session, which DROP DATABASE waits for."""
+    lock = OPEN.pop(saver, None)
+    if hasattr(lock, "close"):
+        lock.close()
 
 
 def locks_for(saver: Any, sqlite_path: str = "") -> FileLocks | AdvisoryLocks | NoLocks | None:

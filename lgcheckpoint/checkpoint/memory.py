@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
@@ -27,6 +27,8 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
+    HistoryWalk,
     RunnableConfig,
     StringVersions,
     address,
@@ -232,10 +234,34 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
             pending,
         )
 
-    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        """Walk the parent ids in storage, decoding only the wanted channels' blobs and writes."""
+        thread_id, ns, checkpoint_id = address(config)
+        checkpoints = self.storage.get(thread_id, {}).get(ns) or Checkpoints()
+        walk, loads = HistoryWalk(channels), self.serde.loads_typed
+        target = checkpoints.get(checkpoint_id or checkpoints.latest)
+        parent_id = target.parent_id if target and channels else None
+        seen = set()  # a corrupt chain may cycle
+        while parent_id and walk.remaining and parent_id not in seen and (
+                saved := checkpoints.get(parent_id)):
+            seen.add(parent_id)
+            versions = loads(saved.checkpoint)["channel_versions"]
+            values = self._load_blobs(thread_id, ns, versions, only=walk.remaining)
+            stored = self.writes.get((thread_id, ns, parent_id), {})
+            walk.visit(values, [(w.task_id, w.channel, loads(w.value))
+                                for _, w in sorted(stored.items(), key=apply_order)
+                                if w.channel in walk.remaining])
+            parent_id = saved.parent_id
+        return walk.result()
+
+    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions,
+                    only: Collection[str] | None = None) -> dict[str, Any]:
         """Each channel's value at the version the checkpoint recorded (empty ones are left out)."""
         values, blobs, loads = {}, self.blobs, self.serde.loads_typed
         for channel, version in versions.items():
+            if only is not None and channel not in only:
+                continue
             blob = blobs.get((thread_id, ns, channel, version))
             if blob is not None and blob[0] != EMPTY[0]:  # a version without a value
                 values[channel] = loads(blob)

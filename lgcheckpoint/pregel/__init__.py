@@ -14,17 +14,22 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
-    ROOT_STREAM_MODES, TASK_ID, WRITER,
+    ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, draw, introspect, state
+from lgcheckpoint.pregel import caching, delta, draw, introspect, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.runner import arun_step, run_step, task_config
+from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
+from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
+from lgcheckpoint.pregel.subgraphs import (
+    aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
+)
+from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
@@ -71,9 +76,11 @@ class Pregel:
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
                  stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None) -> None:
+                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None,
+                 context_schema: Any = None) -> None:
         self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
         self.cache = cache  # a BaseCache for nodes with a cache policy (pregel/caching.py)
+        self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels
         self.stream_channels = stream_channels
         self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
@@ -104,22 +111,24 @@ class Pregel:
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
-               **options: Any) -> Iterator[Any]:
+               context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        refuse_unimplemented("stream", options)  # context=, ...
+        refuse_unimplemented("stream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, printed)
+                            interrupt_after, output_keys, context,
+                            printed)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
+        calls = SyncCalls(loop, self, pool)  # runs the @task calls a node makes (calls.py)
         error: BaseException | None = None
         try:
             for tasks in loop.run():
                 yield from run.drain()
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, self.cache.get(tuple(keys)))
-                run_step(tasks, loop.commit, self, pool)
+                calls.step(tasks)
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
@@ -141,14 +150,16 @@ class Pregel:
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      output_keys: Any = None, **options: Any) -> AsyncIterator[Any]:
+                      output_keys: Any = None, context: Any = None, **options: Any
+                      ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        refuse_unimplemented("astream", options)  # context=, ...
+        refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, printed)
+                            interrupt_after, output_keys, context, printed)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
+        calls = AsyncCalls(loop, self)
         error: BaseException | None = None
         try:
             for tasks in loop.run():
@@ -156,7 +167,7 @@ class Pregel:
                     yield chunk
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
-                await arun_step(tasks, loop.commit, self)
+                await calls.step(tasks)
                 for chunk in run.drain():
                     yield chunk
                 await saves.end_of_step()
@@ -174,7 +185,7 @@ class Pregel:
 
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any, printed: tuple = ()) -> Run:
+                 output_keys: Any, context: Any = None, printed: tuple = ()) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
@@ -184,6 +195,7 @@ class Pregel:
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
+        conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
         modes = stream_modes(stream_mode)
         return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
                    subgraphs, durability,
@@ -194,9 +206,7 @@ class Pregel:
 
     def _saver_for(self, conf: dict) -> Any:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
-        saver = conf.get(CHECKPOINTER) if self.checkpointer is None else self.checkpointer
-        if saver is False:
-            saver = None
+        saver = resolve_saver(self, conf)
         if saver is not None:
             if conf.get("thread_id") is None:
                 raise ValueError(
@@ -204,6 +214,7 @@ class Pregel:
                     "config={'configurable': {'thread_id': '<any id>'}}")
             conf["thread_id"] = str(conf["thread_id"])
         conf[CHECKPOINTER] = saver  # subgraphs compiled without one inherit it
+        locate_run(self, conf)  # checkpointer=True: one history per thread
         return saver
 
     def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
@@ -219,13 +230,22 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
-        saved = run.saver.get_tuple(run.config)
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+            saved = load_before(run.saver, run.config, bound)  # a replaying run's call
+            return delta.resolve(run.saver, self.channels, saved), False
+        saved = delta.resolve(run.saver, self.channels, run.saver.get_tuple(run.config))
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
-        saved = await run.saver.aget_tuple(run.config)
+        conf = run.config[CONF]
+        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+            saved = await aload_before(run.saver, run.config, bound)
+            return await delta.aresolve(run.saver, self.channels, saved), False
+        saved = await delta.aresolve(
+            run.saver, self.channels, await run.saver.aget_tuple(run.config))
         if saved is None or not run.config[CONF].get("checkpoint_id"):
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
@@ -297,7 +317,11 @@ class Pregel:
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:
         """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
-        return state.update_state(self, config, values, as_node, task_id)
+        return update.update_state(self, config, values, as_node, task_id)
+
+    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
+        return update.bulk_update_state(self, config, supersteps)
 
     async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
         return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
@@ -309,6 +333,9 @@ class Pregel:
     async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
                             task_id: str | None = None) -> dict:
         return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
+    async def abulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of these nodes (default: every node)."""
@@ -366,7 +393,7 @@ class Pregel:
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
     if (parent := current_task.get(None)) is not None and not (config or {}).get(
-            CONF, {}).get(TASK_ID):
+            CONF, {}).get(TASK_ID) and not is_own_run(config):
         # graph.invoke() inside a node: a subgraph of the running task
         sub = subgraph_config(parent)
         config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}

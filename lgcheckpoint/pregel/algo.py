@@ -54,6 +54,7 @@ class Scratchpad:
         self.null_resume = null_resume  # shared [value] from Command(resume=value), or None
         self.interrupt_counter = 0
         self.subgraph_counter = 0  # the n-th graph this task invokes checkpoints under "ns|n"
+        self.call_counter = 0  # the n-th task this task calls gets n in its id (calls.py)
 
 
 @dataclass(slots=True, eq=False)
@@ -62,7 +63,8 @@ class Task:
 
     id: str
     name: str
-    path: tuple  # (PULL, node) or (PUSH, index of the Send, False): sorts writes
+    path: tuple  # (PULL, node), (PUSH, index of the Send, False), or for the n-th @task call
+    # a task makes (PUSH, its path, n, True): sorts writes
     input: Any
     node: Node
     triggers: Sequence[str]
@@ -72,6 +74,8 @@ class Task:
     local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
     writes: list = field(default_factory=list)
     cache_key: Any = None  # where its writes are cached, if its node has a cache policy
+    attempt: int = 1  # which try of its retry policy is running (runner.run_task)
+    first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
 
 
 class InputWrites(NamedTuple):
@@ -116,7 +120,7 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
                 step + 1 if stop is None else stop)
     null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
-    if channels[TASKS].is_available():
+    if TASKS in channels and channels[TASKS].is_available():  # an entrypoint has no Sends
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
                 tasks.append(make_task(here, nodes[packet.node], packet.arg, (PUSH, idx, False),
@@ -224,7 +228,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     ``forgetful`` names the channels a step without writes may clear (see Channel.forgets);
     the loop passes them so a step costs the same however many other channels the state has.
     """
-    tasks = sorted(tasks, key=lambda t: task_path_str(t.path))
+    tasks = sorted(tasks, key=lambda t: task_path_str(t.path[:3]))
     bump_step = any(t.triggers for t in tasks)  # False for input-only writes
     versions = checkpoint["channel_versions"]
     # each task saw the current version of the channels that triggered it

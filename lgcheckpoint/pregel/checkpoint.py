@@ -82,7 +82,7 @@ def migrate_pending_sends(checkpoint: Checkpoint) -> None:
 def new_channel_versions(previous: ChannelVersions, current: ChannelVersions) -> ChannelVersions:
     """Channels whose version moved since the last stored checkpoint (what a saver must write)."""
     if not previous:
-        return current
+        return dict(current)  # a copy: the caller's versions keep changing while a put waits
     null = null_version(current)
     return {k: v for k, v in current.items() if v > previous.get(k, null)}
 

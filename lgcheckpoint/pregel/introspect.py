@@ -68,8 +68,17 @@ def output_jsonschema(graph: Any) -> dict:
 
 
 def context_jsonschema(graph: Any) -> dict | None:
-    """None: lgcheckpoint graphs have no context schema (StateGraph refuses context_schema)."""
-    return None
+    """The context schema's JSON Schema; None without one."""
+    schema = getattr(graph, "context_schema", None)
+    if schema is None:
+        return None
+    pd = pydantic()
+    if isinstance(schema, type) and issubclass(schema, pd.BaseModel):
+        return schema.model_json_schema()
+    if hasattr(schema, "__required_keys__") or dataclasses.is_dataclass(schema):
+        return pd.TypeAdapter(schema).json_schema()
+    raise ValueError(f"Invalid context schema {schema!r}: use a pydantic model, TypedDict or "
+                     "dataclass")
 
 
 def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False

@@ -16,8 +16,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME, RESUME_MAP, RESUMING, ROOT, START, STEP,
-    TASK_ID, TASKS,
+    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME, RESUME_MAP, RESUMING,
+    ROOT, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel import caching
@@ -29,8 +29,10 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
 )
+from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
+from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -58,6 +60,8 @@ class PregelLoop:
             lambda v, _: 1 if v is None else v + 1)
         self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        # when DeltaChannels store snapshots, and what "exit" keeps of their writes (delta.py)
+        self.delta = DeltaBook(graph.channels, exit_mode=saves.saves_at_exit)
         self.load(saved)
 
     # --- the algorithm --------------------------------------------------------------------
@@ -70,6 +74,7 @@ class PregelLoop:
             yield todo  # run them, commit each
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
+            self.delta.after_step(self.tasks.values(), self.step)
             if "values" in self.modes and not self.updated_channels.isdisjoint(
                     key_list(self.spec.output_keys)):
                 self.emit("values", self.read_output())
@@ -135,11 +140,14 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.replaying = rewinds or self.superseded
+        replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         carried = []
         if isinstance(self.input, Command):
             carried = self.apply_command(self.input, forks=case == FORK)
+        self.delta.loaded([*self.pending_writes, *carried],
+                          reuses=case == RESUME_RUN and not self.replaying)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
             if self.loaded_updated is not None:
@@ -151,12 +159,21 @@ class PregelLoop:
             self.continue_from_checkpoint(fork=case == FORK)
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
+            conf[REPLAYING] = replay  # per-thread subgraphs go back in time too (subgraphs.py)
+
+    def replay_start(self) -> str:
+        """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
+        that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
+        if self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config:
+            return self.prev_checkpoint_config[CONF]["checkpoint_id"]
+        return self.loaded_id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
         if input_writes := self.map_input(self.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
             discarded = self.next_tasks(self.loaded_updated)
+            self.delta.overwritten(input_writes)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
             self.save_checkpoint({"source": "input"})
         elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
@@ -202,13 +219,15 @@ class PregelLoop:
         if forks:
             return [(NULL_TASK_ID, c, v) for c, v in writes]
         self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
+        self.delta.commanded = writes
         return []
 
     def map_input(self, value: Any) -> list:
-        """Input dict -> writes to the START channel (LangGraph routes input through it)."""
+        """Input -> a write to the START channel (a StateGraph's START node splits the dict;
+        an entrypoint or a single-value state takes any value)."""
         if value is not None and not isinstance(value, dict) and not hasattr(
-                type(value), "__annotations__") and ROOT not in self.graph.channels:
-            # refused before anything is saved (a single-value state takes any value)
+                type(value), "__annotations__") and ROOT not in self.graph.channels and (
+                START in self.graph.nodes):  # refused before anything is saved
             raise InvalidUpdateError(
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return [] if value is None else [(START, value)]
@@ -305,6 +324,7 @@ class PregelLoop:
         """Snapshot the channels as the step's checkpoint and hand it to the queue."""
         metadata["step"] = self.step
         metadata["parents"] = self.spec.config[CONF].get("checkpoint_map", {})
+        self.delta.count(self.metadata, metadata, self.updated_channels)
         self.metadata = metadata
         if not self.saves.saves_steps:  # "exit" only needs the versions until the end
             self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
@@ -323,6 +343,11 @@ class PregelLoop:
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
+        if self.delta.keys:  # snapshots may bump versions: what changed is asked again
+            self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
+                             self.get_next_version, self.graph.trigger_to_nodes)
+            new_versions = new_channel_versions(
+                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
@@ -342,6 +367,8 @@ class PregelLoop:
                 NS_END in part for part in self.namespace)):
             return None, []
         put = None
+        if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
+            self.save_exit_delta_writes()
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             put = self.snapshot_and_put(id=self.checkpoint["id"])
         writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
@@ -349,6 +376,24 @@ class PregelLoop:
                   for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
                   if task_id in self.written_task_ids]
         return put, writes
+
+    def save_exit_delta_writes(self) -> None:
+        """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
+        (a new thread: on a stub checkpoint saved for them), where a load walks back to them."""
+        if self.superseded:  # that checkpoint has other children: they must never see these
+            self.delta.forced |= {w[3] for w in self.delta.exit_writes}
+        counters = self.metadata.get(COUNTERS) or {}
+        snapshot = self.delta.due(self.channels, counters, self.checkpoint["channel_versions"])
+        if not (calls := exit_write_calls(self.delta, snapshot | self.delta.forced)):
+            return
+        anchor = self.checkpoint_config
+        if not anchor[CONF].get("checkpoint_id"):  # nothing saved yet: a stub to hold them
+            stub = {**empty_checkpoint(), "id": self.loaded_id}
+            anchor = {**anchor, CONF: {**anchor[CONF], "checkpoint_id": self.loaded_id}}
+            self.saves.submit(self.saves.put, self.checkpoint_config, stub, {"step": -2}, {})
+            self.checkpoint_config = anchor
+        for task_id, path, writes in calls:
+            self.saves.submit(self.saves.put_writes, anchor, writes, task_id, path)
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
@@ -378,6 +423,8 @@ class PregelLoop:
         if task.node.hidden:
             return
         if writes[0][0] == INTERRUPT:
+            if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
+                return
             interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
             self.emit("updates", {INTERRUPT: interrupts})
             if "values" in self.modes:
@@ -410,14 +457,15 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
                    |                                  |         | ("fork") to branch from
 
     A subgraph call decides by its parent instead (parent_resuming): in the parent's first
-    step after a resume it continues its own checkpoint, whatever its input.
+    step after a resume it continues its own checkpoint, whatever its input -- unless the
+    caller named that checkpoint (checkpoint_map): then it replays or forks it as above.
     """
     continuing = parent_resuming if parent_resuming is not None else (
         input is None or isinstance(input, Command))
     if not (has_state and continuing):
         return FRESH
     answers = isinstance(input, Command) and input.resume is not None
-    if not addressed or answers or parent_resuming:
+    if not addressed or answers:  # a subgraph call is addressed only by checkpoint_map
         return RESUME_RUN
     if source in ("update", "fork") and not superseded:
         return REPLAY

@@ -16,10 +16,11 @@ from lgcheckpoint.errors import InvalidUpdateError, ParentCommand
 from lgcheckpoint.types import Command, RetryPolicy, Send, update_as_tuples
 
 Write = tuple[str, Any]  # (channel, value)
+INJECTABLE = ("config", "writer", "previous", "runtime")  # keyword arguments a node may declare
 
 
 def accepts(fn: Callable, name: str) -> bool:
-    """Does the user's callable take a parameter with this name (config, writer)?"""
+    """Does the user's callable take a parameter with this name (config, writer, runtime)?"""
     try:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -37,7 +38,7 @@ class Branch:
     managed: dict[str, Any] = field(default_factory=dict)  # managed values it sees (managed.py)
 
     def __post_init__(self) -> None:
-        self.wants_config = accepts(self.path, "config")
+        self.injects = ("config",) if accepts(self.path, "config") else ()
 
     def destinations(self, result: Any) -> list[str | Send]:
         """Map what path() returned to node names or Send packets; refuse nonsense."""
@@ -78,28 +79,30 @@ class Node:
     hidden: bool = False  # START: not streamed, never an interrupt target
     managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)
     cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
+    injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
 
     def __post_init__(self) -> None:
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
-        self.wants_config = accepts(fn, "config")
-        self.wants_writer = accepts(fn, "writer")
+        if self.injects is None:
+            self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))
         self.is_async = any(inspect.iscoroutinefunction(f)
                             for f in (fn, getattr(fn, "__call__", None)))
 
     @property
     def inner_graph(self) -> Any:
-        """The graph this node runs: its subgraph, or one its function calls (found in closure)."""
+        """The graph this node runs that keeps state: its subgraph, or one its function calls
+        (found in its closure); a graph compiled with checkpointer=False keeps none."""
         from lgcheckpoint.pregel import Pregel
 
-        if self.subgraph is not None or self.func is None:
-            return self.subgraph
         fn = self.func
         code = getattr(fn, "__code__", None)
-        if code is None:
-            return None
-        cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
-        names = [fn.__globals__.get(n) for n in code.co_names]
-        return next((v for v in [*cells, *names] if isinstance(v, Pregel)), None)
+        if self.subgraph is not None or code is None:
+            found = [self.subgraph]
+        else:
+            cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
+            found = [*cells, *(fn.__globals__.get(n) for n in code.co_names)]
+        return next((v for v in found if isinstance(v, Pregel) and v.checkpointer is not False),
+                    None)
 
     def update_writes(self, result: Any) -> list[Write]:
         """State updates in a node's return value: dict, Command, state object, or None."""

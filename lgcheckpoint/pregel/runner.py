@@ -16,11 +16,12 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID, WRITER
+from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
 
 Commit = Callable[[Task, "BaseException | None"], None]
@@ -42,15 +43,18 @@ def task_config(task: Task) -> dict:
                          TASK_ID: task.id}}
 
 
-def call_user(task: Task, fn: Callable, value: Any, wants_config: bool,
-              wants_writer: bool = False) -> Any:
-    """Call a node or path function with the extras it declared (config=, writer=)."""
-    kwargs: dict = {}
-    if wants_config:
-        kwargs["config"] = task_config(task)
-    if wants_writer:
-        kwargs["writer"] = task.config["configurable"].get(WRITER, lambda _: None)
-    return fn(value, **kwargs)
+def call_user(task: Task, fn: Callable, value: Any, injects: tuple[str, ...] = ()) -> Any:
+    """Call a node or path function with the extras it declared (config=, writer=, runtime=...)."""
+    return fn(value, **{name: injected(task, name) for name in injects})
+
+
+def injected(task: Task, name: str) -> Any:
+    """One keyword argument LangGraph injects: the task's config, or a field of its Runtime."""
+    if name == "config":
+        return task_config(task)
+    runtime = task_runtime(task)
+    return runtime if name == "runtime" else getattr(
+        runtime, "stream_writer" if name == "writer" else name)
 
 
 def call_node(task: Task) -> Any:
@@ -61,7 +65,7 @@ def call_node(task: Task) -> Any:
         return task.input
     if node.is_async:
         raise RuntimeError(f"Node '{task.name}' is async: run the graph with ainvoke/astream")
-    return call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+    return call_user(task, node.func, task.input, node.injects)
 
 
 async def acall_node(task: Task) -> Any:
@@ -69,7 +73,7 @@ async def acall_node(task: Task) -> Any:
     if node.subgraph is not None:
         return await node.subgraph.ainvoke(task.input)
     if node.is_async:
-        return await call_user(task, node.func, task.input, node.wants_config, node.wants_writer)
+        return await call_user(task, node.func, task.input, node.injects)
     # a sync node (or START) runs in a worker thread, keeping the task context
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
@@ -78,7 +82,7 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_state(b, task), b.wants_config))
+    return [(b, call_user(task, b.path, branch_state(b, task), b.injects))
             for b in task.node.branches]
 
 
@@ -150,6 +154,7 @@ def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
     for attempts in itertools.count(1):
         task.writes.clear()
+        task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
         token = current_task.set(task)
         try:
             try:
@@ -167,6 +172,7 @@ async def arun_task(task: Task, graph: Any) -> None:
     """Async twin of run_task: awaits async nodes and path functions."""
     for attempts in itertools.count(1):
         task.writes.clear()
+        task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
         token = current_task.set(task)
         try:
             try:

@@ -13,12 +13,16 @@ from lgcheckpoint.pregel.algo import key_list, read_state
 from lgcheckpoint.types import PregelTask
 
 
-def updates_payload(keys: list[str], task: Any, writes: list, cached: bool = False) -> dict:
+def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False
+                    ) -> dict:
     """{node: {key: value}} for one task; repeated keys become a list of single-key dicts;
-    a single-value state shows the value itself."""
+    a single-value state shows the value itself, a @task call what it returned."""
     mine = [(c, v) for c, v in writes if c in key_list(keys)]
-    if not mine:
-        value: Any = None
+    returned = [v for c, v in writes if c == RETURN]
+    if returned:
+        value: Any = returned[0]
+    elif not mine:
+        value = None
     elif isinstance(keys, str):
         value = mine[-1][1] if len(mine) == 1 else [v for _, v in mine]
     elif len({c for c, _ in mine}) < len(mine):  # a key written twice
@@ -57,9 +61,8 @@ def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
     return {
         "id": task.id, "name": task.name,
         "error": next((v for c, v in writes if c == ERROR), None),
-        "result": result_writes([(c, v) for c, v in writes
-                                 if c in key_list(graph.stream_channels) or c == RETURN],
-                                graph.stream_channels),
+        "result": result_writes([(c, v) for c, v in writes  # never unwrapped, as LangGraph's
+                                 if c in key_list(graph.stream_channels) or c == RETURN]),
         "interrupts": [interrupt_dict(i) for c, v in writes if c == INTERRUPT for i in v],
     }
 
@@ -99,6 +102,8 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
             interrupts = ()
         shown = [(c, v) for c, v in output if c in key_list(graph.stream_channels)]
         result = (result_writes(shown, graph.stream_channels) if shown else {}) if output else None
+        if output and (returned := [v for c, v in output if c == RETURN]):
+            result = returned[0]  # a @task call's return value
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
     return tuple(out)

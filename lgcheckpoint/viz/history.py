@@ -17,11 +17,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from lgcheckpoint.pregel import algo  # task_id, task_path_str: recompute @task call ids
 from lgcheckpoint.viz.cached import mark_cached
+from lgcheckpoint.viz.deltas import is_snapshot, mark_deltas
 
 # special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
 ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__", "__scheduled__"
 TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
+RETURN = "__return__"  # what a @task call returned (functional API)
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes that belong to no task (resume map)
 WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled"}
 # a viewer reads the newest checkpoints only: a foreign thread may hold 100,000 of them
@@ -233,6 +236,7 @@ def build_history(thread_id: str, ns: str, tuples: list[Any], graph: Any = None)
         steps[-1].is_head = True
     assign_branches(steps, by_key)
     name_tasks(steps, tuples, graph)
+    mark_deltas(steps, by_key, graph)  # a DeltaChannel between snapshots stores no value
     mark_cached(steps, graph)
     truncated = any(t.parent_config and s.parent is None for s, t in zip(steps, tuples))
     return History(thread_id, ns, steps, node_triggers, channels, truncated=truncated)
@@ -373,21 +377,49 @@ def assign_branches(steps: list[Step], by_key: dict[str, Step]) -> None:
 
 def name_tasks(steps: list[Step], tuples: list[Any], graph: Any) -> None:
     """Give each task with pending writes its node name: the only node that could have run (a
-    triggered node or Send target); when several could, ask the graph's get_state."""
+    triggered node or Send target); when several could, ask the graph's get_state. A @task
+    call (it wrote ``__return__``) gets its function's name when its id can be recomputed."""
+    called = called_names(steps)
     for s, t in zip(steps, tuples):
         if not s.tasks:
             continue
         candidates = set(s.triggered) | set(s.sends)
         names = names_from_graph(graph, t.config) if len(candidates) > 1 else {}
+        calls = call_names(s, called, len(s.tasks))
         for i, tw in enumerate(s.tasks):
             if tw.task_id == NULL_TASK_ID:
                 name = "(no task)"
+            elif tw.task_id in calls:
+                name = calls[tw.task_id]
+            elif any(c == RETURN for c, _ in tw.regular):  # a call no later checkpoint names
+                name = "@task call"
             elif len(candidates) == 1:  # one node could have run (maybe as several Sends)
                 name = next(iter(candidates))
             else:
                 name = names.get(tw.task_id, f"task {i + 1}")
             s.tasks[i] = tw._replace(name=name)
         s.tasks.sort(key=task_order)  # savers return writes in different orders; ids are random
+
+
+def called_names(steps: list[Step]) -> set[str]:
+    """Functions that ran as @task calls: versions_seen records each with no channel seen."""
+    return {name for s in steps for name, seen in s.versions_seen.items()
+            if not seen and is_node(name) and name != "__start__"}
+
+
+def call_names(step: Step, called: set[str], count: int) -> dict[str, str]:
+    """task_id -> name for the calls the step's nodes made: a call's id hashes the checkpoint
+    id, the step, the caller's namespace ("node:task_id"), its path and the call's number."""
+    out = {}
+    for caller in step.triggered:
+        path = algo.task_path_str(("__pregel_pull", caller))
+        for tw in step.tasks:  # which of the step's tasks is the caller: try each
+            for name in called:
+                for n in range(count):
+                    ns = f"{caller}:{tw.task_id}|{name}"
+                    out[algo.task_id(step.checkpoint_id, ns, str(step.step + 1), name,
+                                "__pregel_push", path, str(n))] = name
+    return out
 
 
 def task_order(tw: TaskWrites) -> tuple:
@@ -418,6 +450,8 @@ def short(value: Any, width: int = 40) -> str:
         value = value[: 4 * width]  # cut before repr: never copy a huge value
     if is_packet(value):
         text = f"Send({value.node})"
+    elif is_snapshot(value):  # a DeltaChannel's whole value, stored every N updates
+        text = f"snapshot {BOUNDED.repr(value.value)}"
     elif type(value).__name__ == "Interrupt":  # its id is random: leave it out
         text = f"Interrupt({short(getattr(value, 'value', None), width)})"
     elif type(value) in (list, tuple) and any(is_packet(v) or type(v).__name__ == "Interrupt"

@@ -12,7 +12,7 @@ import html
 import textwrap
 from typing import Any
 
-from lgcheckpoint.viz.history import VIEW_LIMIT, History, Step, load_history, short
+from lgcheckpoint.viz.history import RETURN, VIEW_LIMIT, History, Step, load_history, short
 from lgcheckpoint.viz.palette import (
     SOURCE_FILLS,
     STRONG_BLUE,
@@ -54,6 +54,8 @@ def step_label(step: Step, max_channels: int = 4) -> str:
     if step.is_head and step.waiting != step.next:  # some tasks of the step already finished
         lines.append("waiting: " + (", ".join(step.waiting) or "-"))
     for tw in step.tasks:
+        for value in (v for c, v in tw.regular if c == RETURN):  # a @task call's saved result
+            lines.append(f"{tw.name} returned {short(value, 16)}")
         if tw.interrupts:
             lines.append(f"INTERRUPT in {tw.name}")
         if tw.errors:  # a task that failed and later succeeded keeps its error write

@@ -203,13 +203,14 @@ check_2()
 
 # %% [markdown]
 # ## Read it in the source
-# `update_state` builds the fork: it applies your values as a write of `as_node` and saves a
-# checkpoint (source `update`) whose parent is the one you named; `PregelLoop.apply_input` decides
+# `update_state` builds the fork (`update_as_nodes`): it applies your values as a write of
+# `as_node` and saves a checkpoint (source `update`) whose parent is the one you named;
+# `PregelLoop.apply_input` decides
 # whether an `invoke` on an old checkpoint replays it (and first saves the `fork` copy);
 # `Pregel.get_state_history` pages through the saver's `list`.
 
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("pregel/state.py: update_state", "pregel/loop.py: PregelLoop.apply_input",
+show_source("pregel/update.py: update_as_nodes", "pregel/loop.py: PregelLoop.apply_input",
             "pregel/__init__.py: Pregel.get_state_history")

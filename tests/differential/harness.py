@@ -152,6 +152,13 @@ class Run:
             fn = lambda: graph.update_state(config, values, as_node=as_node)
         return self._call(f"update_state as_node={as_node}", graph, config, fn)
 
+    def bulk_update_state(self, graph, config, supersteps):
+        if self.async_saver:
+            fn = lambda: self.run_async(graph.abulk_update_state(config, supersteps))
+        else:
+            fn = lambda: graph.bulk_update_state(config, supersteps)
+        return self._call("bulk_update_state", graph, config, fn)
+
     def finish(self) -> Record:
         """Append each touched thread's final state and history, and the saver's content."""
         for graph, thread in self._touched:
@@ -339,8 +346,8 @@ class Normaliser:
         if isinstance(obj, tuple) and hasattr(
             obj, "_fields"
         ):  # NamedTuple: keep its name and fields
-            return {
-                "__type__": type(obj).__name__,
+            return {  # LangGraph's private _DeltaSnapshot is our DeltaSnapshot
+                "__type__": type(obj).__name__.lstrip("_"),
                 **{f: self(getattr(obj, f)) for f in obj._fields},
             }
         if isinstance(obj, (list, tuple)):

@@ -19,6 +19,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "Command": ("types", "Command"),
     "Send": ("types", "Send"),
     "RetryPolicy": ("types", "RetryPolicy"),
+    "StateUpdate": ("types", "StateUpdate"),
     "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
     "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),
     "PostgresSaver": ("checkpoint.postgres", "PostgresSaver"),
@@ -28,11 +29,16 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
+    "DeltaChannel": ("channels", "DeltaChannel"),
+    "Overwrite": ("types", "Overwrite"),
     "RemainingSteps": ("managed", "RemainingSteps"),
     "IsLastStep": ("managed", "IsLastStep"),
     "CachePolicy": ("types", "CachePolicy"),
     "InMemoryCache": ("cache.memory", "InMemoryCache"),
     "SqliteCache": ("cache.sqlite", "SqliteCache"),
+    "entrypoint": ("func", "entrypoint"),
+    "task": ("func", "task"),
+    "get_runtime": ("runtime", "get_runtime"),
 }
 
 

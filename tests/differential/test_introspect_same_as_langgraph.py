@@ -59,6 +59,13 @@ def test_json_schemas_are_langgraphs(schema, kw):
     assert schemas(OURS) == schemas(LANGGRAPH)
 
 
+@pytest.mark.parametrize("context", [In, Data, Model])
+def test_context_schema_is_langgraphs(context):
+    def schema(lib):
+        return json.dumps(one_node(lib, Typed, context_schema=context).get_context_jsonschema())
+    assert schema(OURS) == schema(LANGGRAPH)
+
+
 def counter(lib):
     """count adds one until the config's limit; a subgraph as a node, another called inside."""
     class State(TypedDict):

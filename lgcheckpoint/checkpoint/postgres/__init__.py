@@ -29,6 +29,7 @@ from lgcheckpoint.checkpoint.base import (
     StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
+    DeltaChannelHistory,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -39,6 +40,7 @@ from lgcheckpoint.checkpoint.postgres import sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.errors import SaverNotSetUpError, StoreUnavailableError
+from lgcheckpoint.checkpoint.locks import close_locks
 
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 
@@ -70,7 +72,11 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     ) -> Iterator[PostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
-            yield cls(conn, serde=serde)
+            saver = cls(conn, serde=serde)
+            try:
+                yield saver
+            finally:
+                close_locks(saver)  # the thread guard's lock session goes with the connection
 
     def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
@@ -88,6 +94,15 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         """The checkpoint the config names (or its thread's newest), with its pending writes."""
         rows = self._fetch(sql.select_one(config))
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        """A page of ancestors per query (wanted channels only) until every seed is found."""
+        read = sql.HistoryRead(config, channels, self.serde)
+        query = read.next
+        while query is not None:
+            query = read.take(self._fetch(query))
+        return read.result()
 
     def list(
         self,

@@ -22,12 +22,14 @@ from lgcheckpoint.checkpoint.base import (
     StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
+    DeltaChannelHistory,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     PutWrites,
     RunnableConfig,
 )
+from lgcheckpoint.checkpoint.locks import close_locks
 from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, cursor_of, sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
@@ -67,7 +69,11 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         async with await AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
-            yield cls(conn, serde=serde)
+            saver = cls(conn, serde=serde)
+            try:
+                yield saver
+            finally:
+                close_locks(saver)  # the thread guard's lock session goes with the connection
 
     async def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
@@ -84,6 +90,15 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = await self._fetch(sql.select_one(config))
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                        ) -> dict[str, DeltaChannelHistory]:
+        """A page of ancestors per query (wanted channels only) until every seed is found."""
+        read = sql.HistoryRead(config, channels, self.serde)
+        query = read.next
+        while query is not None:
+            query = read.take(await self._fetch(query))
+        return read.result()
 
     async def alist(
         self,

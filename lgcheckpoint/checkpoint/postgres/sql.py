@@ -33,6 +33,8 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
+    HistoryWalk,
     PutWrites,
     RunnableConfig,
     address,
@@ -44,6 +46,7 @@ from lgcheckpoint.checkpoint.base import (
     writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
+from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
 
 
@@ -394,6 +397,8 @@ def put_statement(
     thread_id, ns, parent_id = address(config)
     values = checkpoint["channel_values"]
     inline_values = {ch: v for ch, v in values.items() if inline(v)}
+    # a DeltaChannel snapshot is a blob, marked `true` in the JSONB as LangGraph marks it
+    markers = {ch: True for ch, v in values.items() if isinstance(v, DeltaSnapshot)}
     # a changed channel with no value (e.g. consumed) gets no row, as in LangGraph
     blobs = [(ch, version) for ch, version in new_versions.items()
              if ch in values and ch not in inline_values]
@@ -404,7 +409,8 @@ def put_statement(
     params = {
         "thread": thread_id, "ns": ns, "id": checkpoint["id"], "parent": parent_id,
         # serialized here, before anything is sent, so a bad value fails without a round trip
-        "checkpoint": to_json({**checkpoint, "channel_values": inline_values}, "checkpoint"),
+        "checkpoint": to_json({**checkpoint, "channel_values": {**inline_values, **markers}},
+                              "checkpoint"),
         # LangGraph's Postgres saver (only it) drops a "writes" key from metadata
         "metadata": to_json({k: v for k, v in get_checkpoint_metadata(config, metadata).items()
                              if k != "writes"}, "metadata"),
@@ -480,6 +486,85 @@ def prune_statement(thread_ids: Sequence[str], strategy: str) -> Statement | Non
         return None
     query = DELETE_THREADS_SQL if strategy == "delete" else PRUNE_KEEP_LATEST_SQL
     return Statement(query, {"threads": threads})
+
+
+# --- get_delta_channel_history: a page of ancestors per query, only the wanted channels ---------
+# The recursive CTE follows parent ids from the anchor (the target's parent, or where the last
+# page stopped); each ancestor comes with its wanted values (inline or blob) and its wanted writes.
+HISTORY_ANCHORS = {
+    "first": "checkpoint_id = (SELECT parent_checkpoint_id FROM checkpoints WHERE thread_id = "
+             "%(thread)s AND checkpoint_ns = %(ns)s AND (%(id)s::text IS NULL OR checkpoint_id = "
+             "%(id)s) ORDER BY checkpoint_id DESC LIMIT 1)",
+    "next": "checkpoint_id = %(id)s",
+}
+HISTORY_SQL = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, checkpoint, depth) AS (
+    SELECT checkpoint_id, parent_checkpoint_id, checkpoint, 1 FROM checkpoints
+     WHERE thread_id = %(thread)s AND checkpoint_ns = %(ns)s AND {anchor}
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, chain.depth + 1
+      FROM chain JOIN checkpoints c ON c.thread_id = %(thread)s AND c.checkpoint_ns = %(ns)s
+       AND c.checkpoint_id = chain.parent_checkpoint_id
+     WHERE chain.depth < %(page)s)
+SELECT checkpoint_id, parent_checkpoint_id,
+    (SELECT jsonb_object_agg(iv.key, iv.value) FROM jsonb_each(checkpoint -> 'channel_values') iv
+      WHERE iv.key = ANY(%(channels)s)) AS inline,
+    (SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+       FROM jsonb_each_text(checkpoint -> 'channel_versions') AS cv
+       CROSS JOIN LATERAL (
+           SELECT type, blob FROM checkpoint_blobs
+            WHERE (thread_id, checkpoint_ns, channel, version)
+                = (%(thread)s, %(ns)s, cv.key, cv.value)
+            LIMIT 1) AS bl
+      WHERE cv.key = ANY(%(channels)s)) AS blobs,
+    (SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.channel, 'UTF8'),
+                            convert_to(cw.type, 'UTF8'), cw.blob]
+                      ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx)
+       FROM checkpoint_writes cw
+      WHERE cw.thread_id = %(thread)s AND cw.checkpoint_ns = %(ns)s
+        AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(%(channels)s)) AS writes
+FROM chain ORDER BY depth"""
+
+
+class HistoryRead:
+    """get_delta_channel_history for both front doors: run each Statement it hands out and give
+    it the rows, until every channel found its seed or the chain ends."""
+
+    PAGE = 64
+
+    def __init__(self, config: RunnableConfig, channels: Sequence[str],
+                 serde: SerializerProtocol) -> None:
+        thread, ns, target = address(config)
+        self.walk, self.serde, self.seen = HistoryWalk(channels), serde, set()
+        self.params = {"thread": thread, "ns": ns, "page": self.PAGE, "channels": list(channels)}
+        self.next: Statement | None = Statement(
+            HISTORY_SQL.format(anchor=HISTORY_ANCHORS["first"]),
+            {**self.params, "id": target or None}) if channels else None
+
+    def take(self, rows: list[dict[str, Any]]) -> Statement | None:
+        """The rows of the last page; returns the next page's statement (None: done)."""
+        for row in rows:
+            if row["checkpoint_id"] in self.seen:  # a corrupt chain that cycles: stop
+                return None
+            self.seen.add(row["checkpoint_id"])
+            where = f"checkpoint {row['checkpoint_id']!r}"
+            # a JSON null cannot be told from "nothing stored": not a seed
+            values = {c: v for c, v in (row["inline"] or {}).items() if v is not None}
+            for channel, type_tag, blob in as_text(row["blobs"]):
+                if type_tag != "empty":
+                    values[channel] = decode(self.serde, type_tag, blob, f"{channel!r} of {where}")
+            self.walk.visit(values, [
+                (task_id, channel, decode(self.serde, type_tag, blob, f"write of {where}"))
+                for task_id, channel, type_tag, blob in as_text(row["writes"])])
+            if not self.walk.remaining:
+                return None
+        parent = rows[-1]["parent_checkpoint_id"] if len(rows) == self.PAGE else None
+        self.next = None if parent is None else Statement(
+            HISTORY_SQL.format(anchor=HISTORY_ANCHORS["next"]), {**self.params, "id": parent})
+        return self.next
+
+    def result(self) -> dict[str, DeltaChannelHistory]:
+        return self.walk.result()
 
 
 # --- rows back into checkpoints -------------------------------------------------------------

@@ -20,6 +20,7 @@ from lgcheckpoint.checkpoint.base import (
     StringVersions,
     BaseCheckpointSaver,
     ChannelVersions,
+    DeltaChannelHistory,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -69,6 +70,17 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                  ) -> dict[str, DeltaChannelHistory]:
+        """Ancestors a page at a time until every channel found its seed, then their writes."""
+        read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
+        with self._locked():
+            query = read.next
+            while query is not None:
+                query = read.take(self._fetch(query))
+            rows = self._fetch(read.writes()) if read.visited else []
+        return read.result(rows)
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)

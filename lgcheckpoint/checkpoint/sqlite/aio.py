@@ -20,6 +20,7 @@ from lgcheckpoint.checkpoint.base import (
     SyncOverAsync,
     StringVersions,
     BaseCheckpointSaver,
+    DeltaChannelHistory,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -76,6 +77,17 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
         self.is_setup = True
 
     # --- the four verbs ------------------------------------------------------------------------
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
+                                        ) -> dict[str, DeltaChannelHistory]:
+        """Ancestors a page at a time until every channel found its seed, then their writes."""
+        read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
+        async with self._locked():
+            query = read.next
+            while query is not None:
+                query = read.take(await self._fetch(query))
+            rows = await self._fetch(read.writes()) if read.visited else []
+        return read.result(rows)
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The named checkpoint (or the thread's newest) with its pending writes."""
         query = sql.select_checkpoint(config)

@@ -1,0 +1,98 @@
+"""Where a subgraph's checkpoints go: compile(checkpointer=...) of a graph run inside a node.
+
+    checkpointer | saver                       | namespace of its checkpoints
+    -------------+-----------------------------+------------------------------------------------
+    None         | the parent's (inherited)    | "node:task_id": one history per call
+    False        | none: nothing is saved      | -
+    True         | the parent's                | "node" (task ids removed): one history per
+                 |                             | thread, continued by every call
+    a saver      | its own                     | as None
+
+A graph invoked inside a node with its own thread_id (or checkpoint_ns / checkpoint_id) is no
+subgraph at all: it runs as a root graph on that thread (see is_own_run). Next: config.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgcheckpoint.checkpoint.base import CheckpointTuple
+from lgcheckpoint.constants import (
+    CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID,
+)
+
+COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+
+
+def is_own_run(config: dict | None) -> bool:
+    """Does a config passed to invoke() inside a node name its own checkpoint lineage?"""
+    conf = (config or {}).get(CONF) or {}
+    return isinstance(conf, dict) and any(conf.get(key) for key in COORDINATES)
+
+
+def resolve_saver(graph: Any, conf: dict) -> Any:
+    """The saver a graph's runs and state methods use, given the run's configurable."""
+    if graph.checkpointer is False:
+        return None
+    if graph.checkpointer is True:
+        if CHECKPOINTER not in conf:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs: it makes a "
+                               "subgraph keep its state per thread; compile the root graph "
+                               "with a saver")
+        return conf[CHECKPOINTER]
+    return conf.get(CHECKPOINTER) if graph.checkpointer is None else graph.checkpointer
+
+
+def locate_run(graph: Any, conf: dict) -> None:
+    """Where a run's checkpoints are: its own namespace, and the checkpoint the caller named
+    for it in checkpoint_map (a subgraph's config from get_state: time travel into it)."""
+    conf.update(own_namespace(graph, conf))
+    named = (conf.get("checkpoint_map") or {}).get(conf.get("checkpoint_ns", ""))
+    if named and not conf.get("checkpoint_id"):
+        conf["checkpoint_id"] = named
+
+
+def own_namespace(graph: Any, conf: dict) -> dict:
+    """A checkpointer=True graph stores under its namespace without task ids ("outer|child")."""
+    if graph.checkpointer is not True:
+        return conf
+    ns = conf.get("checkpoint_ns", "")
+    return {**conf, "checkpoint_ns": NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP))}
+
+
+class Replay:
+    """A root run travelling back in time: each per-thread subgraph, the first time it is
+    called, resumes from its last checkpoint before the one the root run replays from."""
+
+    def __init__(self, checkpoint_id: str) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.visited: set[str] = set()  # namespaces already called in this run
+
+    def first_visit(self, ns: str) -> bool:
+        stable = ns.rsplit(NS_END, 1)[0]
+        if stable in self.visited:
+            return False
+        self.visited.add(stable)
+        return True
+
+
+def replay_bound(conf: dict) -> str | None:
+    """For a subgraph call of a time-travelling run, the checkpoint id it loads from before;
+    None if the call loads its latest checkpoint as usual."""
+    replay = conf.get(REPLAYING)
+    if replay is None or TASK_ID not in conf or not replay.first_visit(conf["checkpoint_ns"]):
+        return None
+    conf.pop(RESUMING, None)  # the call starts again from its input
+    return replay.checkpoint_id
+
+
+def load_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
+    """The latest checkpoint of config's namespace saved before checkpoint `bound`."""
+    before = {CONF: {"checkpoint_id": bound}}
+    return next(iter(saver.list(config, before=before, limit=1)), None)
+
+
+async def aload_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
+    async for saved in saver.alist(config, before={CONF: {"checkpoint_id": bound}}, limit=1):
+        return saved
+    return None

@@ -1,0 +1,266 @@
+"""Scenarios of subgraph persistence (compile(checkpointer=True / False), a graph on its own
+thread inside a node), ``__copy__`` forks and ``bulk_update_state``. Same contract as
+``scenarios_loop.py``: ``scenario(lib)`` drives recording verbs.
+"""
+
+from __future__ import annotations
+
+from tests.differential.harness import Run, registry
+from tests.differential.scenarios_interrupts import checkpoint_at_step
+from tests.differential.scenarios_loop import Trail, thread, visit
+
+SUBGRAPHS, scenario = registry()
+
+
+def child(lib: Run, checkpointer, ask: bool = False):
+    """START -> inner (optionally asks) -> inner2, compiled with the given checkpointer."""
+
+    def inner(state):
+        lib.count("inner")
+        if ask:
+            return {"trail": [f"inner got {lib.interrupt('ok?')}"]}
+        return {"trail": ["inner"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("inner", inner)
+    g.add_node("inner2", visit("inner2", lib))
+    g.add_edge(lib.START, "inner")
+    g.add_edge("inner", "inner2")
+    return g.compile(checkpointer=checkpointer)
+
+
+def parent(lib: Run, sub, calls: bool = False):
+    """START -> before -> child -> after; the child is the node itself, or called by it."""
+    g = lib.StateGraph(Trail)
+    g.add_node("before", visit("before", lib))
+    if calls:
+        g.add_node("child", lambda state: {"trail": sub.invoke({"trail": ["call"]})["trail"]})
+    else:
+        g.add_node("child", sub)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "before")
+    g.add_edge("before", "child")
+    g.add_edge("child", "after")
+    return g.compile(checkpointer=lib.saver())
+
+
+def child_config(lib: Run, graph, cfg: dict) -> dict:
+    """The per-thread subgraph's own config: its namespace ("child") on the parent's thread."""
+    return {"configurable": {**cfg["configurable"], "checkpoint_ns": "child"}}
+
+
+@scenario
+def per_thread_subgraph_keeps_its_state(lib: Run):
+    graph = parent(lib, child(lib, True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["one"]}, cfg)
+    lib.stream(graph, {"trail": ["two"]}, cfg, stream_mode="updates", subgraphs=True)
+    lib.get_state(graph, child_config(lib, graph, cfg))
+    lib.history(graph, child_config(lib, graph, cfg))
+    lib.invoke(graph, {"trail": ["other thread"]}, thread("t2"))
+
+
+@scenario
+def per_thread_subgraph_called_in_a_node(lib: Run):
+    graph = parent(lib, child(lib, True), calls=True)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["one"]}, cfg)
+    lib.invoke(graph, {"trail": ["two"]}, cfg, durability="exit")
+    lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def per_thread_subgraph_interrupt_resume(lib: Run):
+    graph = parent(lib, child(lib, True, ask=True))
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.invoke(graph, {"trail": ["again"]}, cfg)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="twice"), cfg)
+
+
+@scenario
+def per_thread_subgraph_update_state_on_its_config(lib: Run):
+    graph = parent(lib, child(lib, True, ask=True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    sub_cfg = lib.get_state(graph, cfg, subgraphs=True).tasks[0].state.config
+    lib.update_state(graph, sub_cfg, {"trail": ["edited inside"]})
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="after edit"), cfg)
+    lib.update_state(graph, child_config(lib, graph, cfg), {"trail": ["edited later"]},
+                     as_node="inner2")
+    lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def per_thread_subgraph_time_travel(lib: Run):
+    graph = parent(lib, child(lib, True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["one"]}, cfg)
+    lib.invoke(graph, {"trail": ["two"]}, cfg)
+    # replay the second run's step before the child: the child starts from its first run's end
+    before_child = checkpoint_at_step(lib, graph, cfg, 4)
+    lib.invoke(graph, None, before_child)
+    # fork the same step with an edit
+    forked = lib.update_state(graph, before_child, {"trail": ["forked"]}, as_node="before")
+    lib.invoke(graph, None, forked)
+
+
+@scenario
+def subgraph_without_checkpoints(lib: Run):
+    # "async": LangGraph 1.2.24 fails such a subgraph under "sync" (README, Differences)
+    graph = parent(lib, child(lib, False))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, durability="async")
+    lib.get_state(graph, cfg, subgraphs=True)
+    graph = parent(lib, child(lib, False, ask=True))
+    cfg = thread("t2")
+    lib.invoke(graph, {"trail": []}, cfg, durability="async")
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg, durability="async")
+
+
+@scenario
+def per_thread_graph_cannot_be_the_root(lib: Run):
+    sub = child(lib, True)
+    lib.attempt("invoke", lambda: sub.invoke({"trail": []}, thread()))
+    lib.attempt("get_state", lambda: sub.get_state(thread()))
+
+
+@scenario
+def graph_on_its_own_thread_inside_a_node(lib: Run):
+    own = lib.InMemorySaver()
+    other = child(lib, own)
+
+    def call(state):
+        done = other.invoke({"trail": ["x"]}, {"configurable": {"thread_id": "other"}})
+        return {"trail": done["trail"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("call", call)
+    g.add_edge(lib.START, "call")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["a"]}, cfg)
+    lib.invoke(graph, {"trail": ["b"]}, cfg)
+    lib.note("other thread", [(t.config, t.metadata, t.checkpoint["channel_values"])
+                              for t in own.list({"configurable": {"thread_id": "other"}})])
+
+
+def branching(lib: Run):
+    """START -> a -> (b | c) by a conditional edge on the last trail entry; b, c -> END."""
+    g = lib.StateGraph(Trail)
+    for name in "abc":
+        g.add_node(name, visit(name, lib))
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", lambda s: "c" if s["trail"][-1] == "to c" else "b", ["b", "c"])
+    return g.compile(checkpointer=lib.saver())
+
+
+@scenario
+def copy_forks_a_sibling(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["in"]}, cfg)
+    after_a = checkpoint_at_step(lib, graph, cfg, 1)
+    copied = lib.update_state(graph, after_a, None, as_node="__copy__")
+    lib.get_state(graph, copied)
+    lib.invoke(graph, None, copied)
+    # a copy edited in the same call: a list of (values, as_node)
+    edited = lib.update_state(graph, after_a, [({"trail": ["to c"]}, "a")], as_node="__copy__")
+    lib.invoke(graph, None, edited)
+    lib.attempt("copy of nothing", lambda: graph.update_state(thread("none"), None, "__copy__"))
+
+
+@scenario
+def bulk_update_state_supersteps(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    up = lib.StateUpdate
+    lib.bulk_update_state(graph, cfg, [[up({"trail": ["in"]}, "__input__")],
+                                       [up({"trail": ["x"]}, "a")],
+                                       [up({"trail": ["y"]}, "b"), up({"trail": ["z"]}, "c")]])
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)
+    lib.bulk_update_state(graph, cfg, [[up({"trail": ["in2"]}, "__input__")],
+                                       [up({"trail": ["to c"]}, "a")]])
+    lib.invoke(graph, None, cfg)
+    lib.bulk_update_state(graph, cfg, [[up(None, "__end__")]])
+    for bad in ([], [[]], [[up({"trail": []}, "a"), up({"trail": []})]],
+                [[up({"trail": []}, "__input__"), up({"trail": []}, "a")]]):
+        lib.attempt(f"refused {bad}", lambda: graph.bulk_update_state(cfg, bad))
+
+
+@scenario
+def update_state_as_input_keeps_its_writes(lib: Run):
+    graph = branching(lib)
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["in"]}, cfg)
+    lib.update_state(graph, cfg, {"trail": ["new input"]}, as_node="__input__")
+    lib.invoke(graph, None, cfg)
+    old = checkpoint_at_step(lib, graph, cfg, 0)
+    lib.update_state(graph, old, {"trail": ["old input"]}, as_node="__input__")
+
+
+@scenario
+def copy_of_a_per_thread_subgraph_parent(lib: Run):
+    graph = parent(lib, child(lib, True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": ["one"]}, cfg)
+    lib.invoke(graph, {"trail": ["two"]}, cfg)
+    before_child = checkpoint_at_step(lib, graph, cfg, 5)
+    copied = lib.update_state(graph, before_child, None, as_node="__copy__")
+    lib.invoke(graph, None, copied)
+    lib.bulk_update_state(graph, child_config(lib, graph, cfg),
+                          [[lib.StateUpdate({"trail": ["bulk inside"]}, "inner")]])
+    lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def async_per_thread_subgraph_copy_and_bulk(lib: Run):
+    graph = parent(lib, child(lib, True, ask=True))
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": ["one"]}, cfg)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.ainvoke(graph, lib.Command(resume="yes"), cfg)
+    lib.ainvoke(graph, {"trail": ["two"]}, cfg)
+    lib.ainvoke(graph, lib.Command(resume="again"), cfg)
+    before_child = checkpoint_at_step(lib, graph, cfg, 5)
+    copied = lib.update_state(graph, before_child, [({"trail": ["edited"]}, "before")],
+                              as_node="__copy__")
+    lib.ainvoke(graph, None, copied)
+    lib.bulk_update_state(graph, cfg, [[lib.StateUpdate({"trail": ["bulk"]}, "after")]])
+    lib.history(graph, child_config(lib, graph, cfg))
+
+
+@scenario
+def time_travel_into_a_subgraph_checkpoint(lib: Run):
+    def asker(name):
+        def ask(state):
+            lib.count(name)
+            return {"trail": [f"{name}:{lib.interrupt(name + '?')}"]}
+        return ask
+
+    for per_thread in (True, None):
+        g = lib.StateGraph(Trail)
+        g.add_node("step_a", visit("step_a", lib))
+        g.add_node("ask_1", asker("ask_1"))
+        g.add_node("ask_2", asker("ask_2"))
+        g.add_edge(lib.START, "step_a")
+        g.add_edge("step_a", "ask_1")
+        g.add_edge("ask_1", "ask_2")
+        p = lib.StateGraph(Trail)
+        p.add_node("executor", g.compile(checkpointer=per_thread))
+        p.add_edge(lib.START, "executor")
+        graph = p.compile(checkpointer=lib.saver())
+        cfg = thread(f"t-{per_thread}")
+        lib.invoke(graph, {"trail": []}, cfg)
+        at_first = lib.get_state(graph, cfg, subgraphs=True).tasks[0].state.config
+        lib.invoke(graph, lib.Command(resume="one"), cfg)
+        lib.invoke(graph, lib.Command(resume="two"), cfg)
+        lib.invoke(graph, None, at_first)  # ask_1 asks again, step_a does not rerun
+        lib.invoke(graph, lib.Command(resume="uno"), cfg)
+        lib.get_state(graph, cfg, subgraphs=True)
