@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import NotRequired, Required, get_type_hints
@@ -108,7 +109,7 @@ class NodeSpec(NamedTuple):
     input_schema: Any
     retry_policy: Sequence[RetryPolicy]
     defer: bool
-    ends: tuple[str, ...]
+    ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
 
 
@@ -141,6 +142,12 @@ class StateGraph:
             self._add_schema(schema, allow_managed=False)
 
     def _add_schema(self, schema: Any, allow_managed: bool = True) -> None:
+        if not isinstance(schema, type) and not get_args(schema):  # a value, not a type
+            problem = (f"Invalid state_schema: {schema!r}. Expected a type or Annotated[type, "
+                       "reducer]: pass the class (a TypedDict, dataclass or pydantic model)")
+            if getattr(type(schema), "__hash__", None) is None:  # LangGraph fails here, too
+                raise TypeError(problem)
+            warnings.warn(problem, UserWarning, stacklevel=3)  # LangGraph warns and goes on
         if schema in self.schemas:
             return
         channels = schema_channels(schema)
@@ -165,7 +172,7 @@ class StateGraph:
     def add_node(self, node: str | Callable, action: Callable | None = None, *,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
-                 destinations: Sequence[str] | None = None,
+                 destinations: Sequence[str] | dict[str, str] | None = None,
                  cache_policy: CachePolicy | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
         refuse_unimplemented("add_node", options)  # error_handler=, timeout=...
@@ -187,7 +194,9 @@ class StateGraph:
             self._add_schema(input_schema)
         policies = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy or ())
-        ends = tuple(destinations or ()) or literal_targets(action, True) or ()
+        # where a returned Command may go; a dict also names each edge (for get_graph)
+        ends = dict(destinations) if isinstance(destinations, dict) else (
+            tuple(destinations or ()) or literal_targets(action, True) or ())
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
                                     defer, ends, cache_policy)
         return self
@@ -285,7 +294,8 @@ class StateGraph:
                 interrupt_after: Any = None, name: str | None = None, cache: Any = None,
                 **options: Any) -> CompiledStateGraph:
         """Check the graph and build the channels and nodes the Pregel loop runs."""
-        refuse_unimplemented("compile", options)  # store=, debug=True...
+        debug = bool(options.pop("debug", False))  # print each run's updates and values
+        refuse_unimplemented("compile", options)  # store=...
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
@@ -326,13 +336,15 @@ class StateGraph:
                 nodes[start].branches.append(
                     Branch(spec.path, spec.path_map, reads, mapper_for(schema), managed))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
-        return CompiledStateGraph(
+        compiled = CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
             context_schema=self.context_schema)
+        compiled.debug = debug
+        return compiled
 
     def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
         """A schema's keys to read (a single-value state's one channel by name, read as the

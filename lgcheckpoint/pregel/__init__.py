@@ -8,18 +8,19 @@ Next: pregel/state.py.
 from __future__ import annotations
 
 import asyncio
-from collections import deque, namedtuple
+from collections import deque
 from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DURABILITY, END, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
+    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
     ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, delta, state, update
+from lgcheckpoint.pregel import caching, delta, draw, introspect, state, update
 from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
 from lgcheckpoint.pregel.runner import task_config
@@ -35,12 +36,6 @@ DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 
 
-# what get_graph() returns: nodes by id and edges, with the field names of LangGraph's Graph
-DrawNode = namedtuple("DrawNode", "id name data metadata", defaults=(None, None))
-DrawEdge = namedtuple("DrawEdge", "source target data conditional", defaults=(None, False))
-DrawGraph = namedtuple("DrawGraph", "nodes edges")
-
-
 class Run(NamedTuple):
     """Everything one invoke/stream needs, prepared the same way for sync and async."""
 
@@ -54,12 +49,18 @@ class Run(NamedTuple):
     output_keys: list[str]
     interrupt_before: Any
     interrupt_after: Any
+    printed: tuple = ()  # modes printed to the console (debug=True, print_mode=)
 
     def drain(self) -> Iterator[Any]:
         """Chunks collected since the last drain, shaped as the caller asked."""
         many = isinstance(self.stream_mode, (list, tuple))
+        wanted = stream_modes(self.stream_mode)
         while self.chunks:
             ns, mode, payload = self.chunks.popleft()
+            if mode in self.printed:
+                out.print_chunk(ns, mode, payload, self.subgraphs)
+            if mode not in wanted:
+                continue
             if self.subgraphs:
                 yield (ns, mode, payload) if many else (ns, payload)
             else:
@@ -68,6 +69,9 @@ class Run(NamedTuple):
 
 class Pregel:
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
+
+    config: dict | None = None  # with_config(): every run's config is merged over this one
+    debug: bool = False  # compile(debug=True): every run prints its updates and values
 
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],
@@ -109,9 +113,11 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
                context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
-        refuse_unimplemented("stream", options)  # debug=True, print_mode=...
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        refuse_unimplemented("stream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context)
+                            interrupt_after, output_keys, context,
+                            printed)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
@@ -147,9 +153,10 @@ class Pregel:
                       output_keys: Any = None, context: Any = None, **options: Any
                       ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
         refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context)
+                            interrupt_after, output_keys, context, printed)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         calls = AsyncCalls(loop, self)
@@ -178,9 +185,10 @@ class Pregel:
 
     def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any, context: Any = None) -> Run:
+                 output_keys: Any, context: Any = None, printed: tuple = ()) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
-        config = run_config(config)
+        config = run_config(introspect.merge_configs(self.config, config) if self.config
+                            else config)
         conf = config[CONF]
         saver = self._saver_for(conf)
         if durability not in (None, "sync", "async", "exit"):
@@ -188,10 +196,13 @@ class Pregel:
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
         conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
-        return Run(config, saver, stream_modes(stream_mode), stream_mode, subgraphs, durability,
+        modes = stream_modes(stream_mode)
+        return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
+                   subgraphs, durability,
                    deque(), self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
-                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after)
+                   self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
+                   printed)
 
     def _saver_for(self, conf: dict) -> Any:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
@@ -343,27 +354,40 @@ class Pregel:
         return [caching.namespace(self.nodes[n]) for n in nodes or self.nodes if n in self.nodes]
 
     # --- inspecting and drawing --------------------------------------------------------------
-    def get_graph(self, config: dict | None = None, *, xray: Any = False) -> DrawGraph:
-        """Nodes and edges (conditional ones from path maps), for drawing; config is not needed."""
-        refuse_unimplemented("get_graph", {"xray": xray})  # subgraphs drawn inside their node
-        edges: list[DrawEdge] = []
-        for name, node in self.nodes.items():
-            edges += [DrawEdge(name, chan.removeprefix("branch:to:")) for chan in node.edges]
-            edges += [DrawEdge(name, chan.rsplit(":", 1)[1]) for chan in node.joins]
-            edges += [DrawEdge(name, target, None, True) for target in node.ends]
-            for branch in node.branches:
-                pairs = branch.path_map.items() if branch.path_map is not None else [
-                    (n, n) for n in [*self.nodes, END] if n not in (START, name)]
-                edges += [DrawEdge(name, t, None if label == t else label, True)
-                          for label, t in pairs]
-        # edges to END write nothing, so only the builder remembers them
-        builder = getattr(self, "builder", None)
-        edges += [DrawEdge(s, END) for s, e in getattr(builder, "edges", ()) if e == END]
-        edges += [DrawEdge(s, END) for ss, e in getattr(builder, "waiting_edges", ()) if e == END
-                  for s in ss]
-        names = [*self.nodes, *([END] if any(e.target == END for e in edges) else [])]
-        return DrawGraph({n: DrawNode(n, n, getattr(self.nodes.get(n), "func", None))
-                          for n in names}, edges)
+    def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
+        """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
+        return draw.get_graph(self, config, xray=xray)
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict:
+        return introspect.input_jsonschema(self)
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict:
+        return introspect.output_jsonschema(self)
+
+    def get_context_jsonschema(self) -> dict | None:
+        return introspect.context_jsonschema(self)
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                      ) -> Iterator[tuple[str, Pregel]]:
+        """(namespace, graph) for each node that runs a graph (introspect.py)."""
+        return introspect.subgraphs(self, namespace, recurse)
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                             ) -> AsyncIterator[tuple[str, Pregel]]:
+        for found in introspect.subgraphs(self, namespace, recurse):
+            yield found
+
+    def copy(self, update: dict | None = None) -> Pregel:
+        return introspect.copy(self, update)
+
+    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
+        return introspect.with_config(self, config, **kwargs)
+
+    def batch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return introspect.batch(self, inputs, config, **kwargs)
+
+    async def abatch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return await introspect.abatch(self, inputs, config, **kwargs)
 
 
 def run_config(config: dict | None) -> dict:
@@ -401,6 +425,13 @@ def stream_modes(stream_mode: Any) -> list[str]:
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
+
+
+def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:
+    """The stream modes a run prints: debug=True prints updates and values, as in LangGraph."""
+    if debug or graph.debug:
+        return ("updates", "values")
+    return tuple(stream_modes(print_mode)) if print_mode else ()
 
 
 def subgraph_config(task: Any) -> dict:

@@ -74,7 +74,7 @@ class Node:
     joins: list[str] = field(default_factory=list)  # join channels to sign with our name
     branches: list[Branch] = field(default_factory=list)
     retry_policy: Sequence[RetryPolicy] = ()
-    ends: tuple[str, ...] = ()  # where a returned Command may go (for get_graph)
+    ends: tuple[str, ...] | dict = ()  # where a returned Command may go (for get_graph)
     subgraph: Any = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
     managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)

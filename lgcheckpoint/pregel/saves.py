@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple
 from lgcheckpoint.checkpoint.base import (
     ChannelVersions, Checkpoint, CheckpointMetadata, PutWrites, RunnableConfig,
 )
+from lgcheckpoint.pregel.node import accepts
 
 
 class Put(NamedTuple):
@@ -88,14 +89,38 @@ class SaveQueue:
             self.held = None
 
 
+def saver_verbs(saver: Any, prefix: str) -> tuple[Callable, Callable, Callable]:
+    """The saver's (a)put_writes, (a)put and the two in one commit, fitted to a user's subclass:
+    a put_writes written before task_path existed does not get it (LangGraph checks the same),
+    and when put_writes or put is overridden, the one-commit verb (which would skip the override)
+    becomes the two calls in turn."""
+    names = [prefix + verb for verb in ("put_writes", "put", "put_writes_and_checkpoint")]
+    put_writes, put, both = (getattr(saver, name) for name in names)
+    if not accepts(put_writes, "task_path"):
+        plain = put_writes
+        put_writes = lambda config, writes, task_id, task_path="": plain(config, writes, task_id)
+    owner = [next(c for c in type(saver).__mro__ if name in vars(c)) for name in names]
+    if issubclass(owner[2], owner[0]) and issubclass(owner[2], owner[1]):
+        return put_writes, put, both
+
+    def one_by_one(task: PutWrites, *step: Any) -> Any:
+        put_writes(*task)
+        return put(*step)
+
+    async def aone_by_one(task: PutWrites, *step: Any) -> Any:
+        await put_writes(*task)
+        return await put(*step)
+
+    return put_writes, put, aone_by_one if prefix else one_by_one
+
+
 class SyncSaveQueue(SaveQueue):
     """Saver calls on one worker thread ("sync": inline, in the caller's thread)."""
 
     def __init__(self, saver: Any, durability: str) -> None:
         super().__init__(saver, durability)
         if saver is not None:  # the saver's sync verbs
-            self.put_writes, self.put = saver.put_writes, saver.put
-            self.put_writes_and_checkpoint = saver.put_writes_and_checkpoint
+            self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, "")
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
@@ -141,8 +166,7 @@ class AsyncSaveQueue(SaveQueue):
     def __init__(self, saver: Any, durability: str) -> None:
         super().__init__(saver, durability)
         if saver is not None:  # the saver's async verbs
-            self.put_writes, self.put = saver.aput_writes, saver.aput
-            self.put_writes_and_checkpoint = saver.aput_writes_and_checkpoint
+            self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, "a")
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
 

@@ -149,3 +149,9 @@ def debug_chunk(mode: str, step: int, payload: Any) -> dict:
     return {"step": step - 1 if mode == "checkpoints" else step,
             "timestamp": datetime.now(timezone.utc).isoformat(), "type": kind,
             "payload": payload}
+
+
+def print_chunk(ns: tuple, mode: str, payload: Any, subgraphs: bool) -> None:
+    """debug=True / print_mode=: one line per chunk, "[mode] payload" ("[graph=ns]" inside)."""
+    where = [f"[graph={ns}]"] if subgraphs and ns else []
+    print(" ".join([f"[{mode}]", *where, repr(payload)]))

@@ -1,0 +1,157 @@
+"""Asking a compiled graph about itself: its schemas as JSON Schema, its subgraphs; copies of it.
+
+Pregel's get_input_jsonschema, get_subgraphs, with_config, copy and batch delegate here, with
+LangGraph's semantics. JSON Schema comes from pydantic (as in LangGraph), imported only when asked.
+Next: pregel/draw.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy as copying
+import dataclasses
+from typing import Annotated, Any, Iterator, get_args, get_origin
+
+from lgcheckpoint.constants import CONF, ROOT
+
+NS_SEP = "|"
+
+
+def pydantic() -> Any:
+    try:
+        import pydantic as found
+    except ImportError:  # pragma: no cover - pydantic is there wherever LangGraph is
+        raise ImportError("JSON Schema of a graph's state needs pydantic: pip install pydantic")
+    return found
+
+
+def json_schema(graph: Any, typ: Any, suffix: str) -> dict:
+    """A state schema as JSON Schema: a pydantic model's or TypedDict's own, else one field per
+    channel (the type a write may have), in a model named after the graph ("LangGraphInput")."""
+    pd = pydantic()
+    if isinstance(typ, type) and issubclass(typ, pd.BaseModel):
+        return typ.model_json_schema()
+    if hasattr(typ, "__required_keys__"):  # a TypedDict
+        return pd.TypeAdapter(typ).json_schema()
+    builder = graph.builder
+    channels = builder.channels
+    keys = builder.schemas[typ]
+    if keys == [ROOT]:
+        root = channels[ROOT].UpdateType
+        return pd.create_model(graph.name + suffix, __base__=pd.RootModel[root],
+                               root=(root, None)).model_json_schema()
+    fields = {k: (channels[k].UpdateType, field_default(k, channels[k].UpdateType, typ))
+              for k in keys if k in channels}
+    return pd.create_model(graph.name + suffix, **fields).model_json_schema()
+
+
+def field_default(name: str, typ: Any, schema: Any) -> Any:
+    """Required (...) unless the dataclass gives a default or the type admits None."""
+    if dataclasses.is_dataclass(schema):
+        for f in dataclasses.fields(schema):
+            if f.name == name and f.default is not dataclasses.MISSING:
+                return f.default
+            if f.name == name and f.default_factory is not dataclasses.MISSING:
+                return f.default_factory()
+    if get_origin(typ) is Annotated:  # Annotated[str | None, "note"]: look inside
+        typ = get_args(typ)[0]
+    optional = get_origin(typ) is not None and type(None) in get_args(typ)
+    return None if optional else ...
+
+
+def input_jsonschema(graph: Any) -> dict:
+    return json_schema(graph, graph.builder.input_schema, "Input")
+
+
+def output_jsonschema(graph: Any) -> dict:
+    return json_schema(graph, graph.builder.output_schema, "Output")
+
+
+def context_jsonschema(graph: Any) -> dict | None:
+    """The context schema's JSON Schema; None without one."""
+    schema = getattr(graph, "context_schema", None)
+    if schema is None:
+        return None
+    pd = pydantic()
+    if isinstance(schema, type) and issubclass(schema, pd.BaseModel):
+        return schema.model_json_schema()
+    if hasattr(schema, "__required_keys__") or dataclasses.is_dataclass(schema):
+        return pd.TypeAdapter(schema).json_schema()
+    raise ValueError(f"Invalid context schema {schema!r}: use a pydantic model, TypedDict or "
+                     "dataclass")
+
+
+def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False
+              ) -> Iterator[tuple[str, Any]]:
+    """(namespace, graph) of each node that runs a graph; `namespace` picks one ("a|b")."""
+    for name, node in graph.nodes.items():
+        if namespace is not None and namespace != name and not namespace.startswith(
+                name + NS_SEP):
+            continue
+        inner = node.inner_graph
+        if inner is None:
+            continue
+        if name == namespace:
+            yield name, inner
+            return
+        if namespace is None:
+            yield name, inner
+        if recurse:
+            rest = None if namespace is None else namespace[len(name) + 1:]
+            yield from ((f"{name}{NS_SEP}{n}", g) for n, g in subgraphs(inner, rest, recurse))
+
+
+def copy(graph: Any, update: dict | None = None) -> Any:
+    """A shallow copy with some attributes replaced (name, checkpointer, config...)."""
+    clone = copying.copy(graph)
+    clone.__dict__.update(update or {})
+    return clone
+
+
+def merge_configs(*configs: dict | None) -> dict:
+    """Later configs win key by key; configurable and metadata merge, tags add up."""
+    merged: dict = {}
+    for config in configs:
+        for key, value in (config or {}).items():
+            if key in (CONF, "metadata") and value is not None:
+                merged[key] = {**merged.get(key, {}), **value}
+            elif key == "tags" and value is not None:
+                merged[key] = sorted({*merged.get(key, []), *value})
+            elif value is not None:
+                merged[key] = value
+    return merged
+
+
+def with_config(graph: Any, config: dict | None = None, **kwargs: Any) -> Any:
+    """A copy whose runs start from this config (the run's own config is merged over it)."""
+    return copy(graph, {"config": merge_configs(graph.config, config, kwargs)})
+
+
+def configs_for(inputs: list, config: dict | list | None) -> list:
+    if isinstance(config, (list, tuple)):
+        if len(config) != len(inputs):
+            raise ValueError("batch() got a list of configs: give one per input")
+        return list(config)
+    return [config] * len(inputs)
+
+
+def batch(graph: Any, inputs: list, config: Any = None, *, return_exceptions: bool = False,
+          **kwargs: Any) -> list:
+    """invoke() each input in turn; with return_exceptions, an error is that input's result."""
+    results = []
+    for value, cfg in zip(inputs, configs_for(inputs, config)):
+        try:
+            results.append(graph.invoke(value, cfg, **kwargs))
+        except Exception as exc:
+            if not return_exceptions:
+                raise
+            results.append(exc)
+    return results
+
+
+async def abatch(graph: Any, inputs: list, config: Any = None, *,
+                 return_exceptions: bool = False, **kwargs: Any) -> list:
+    """ainvoke() every input at once (asyncio.gather)."""
+    runs = [graph.ainvoke(value, cfg, **kwargs)
+            for value, cfg in zip(inputs, configs_for(inputs, config))]
+    return list(await asyncio.gather(*runs, return_exceptions=return_exceptions))

@@ -1,0 +1,130 @@
+"""get_graph(): to_json() and draw_mermaid() give LangGraph's text for the same graph (draw.py)."""
+
+import json
+import operator
+from typing import Annotated, Literal, TypedDict
+
+import pytest
+
+from tests.differential.libs import LANGGRAPH, OURS
+
+
+class State(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+def add(item):
+    return lambda state: {"items": [item]}
+
+
+def routed(lib):
+    """A router with a path map, a node with two successors, a breakpoint."""
+    g = lib.StateGraph(State)
+    for name in "abcd":
+        g.add_node(name, add(name))
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", lambda s: "go", {"go": "b", "stop": lib.END})
+    g.add_edge("b", "c")
+    g.add_edge("b", "d")
+    g.add_edge("d", lib.END)
+    return g.compile(interrupt_before=["c"], interrupt_after=["c", "d"])
+
+
+def fan_in(lib):
+    """Two branches wait for each other (a join), one node deferred, a router by list."""
+    g = lib.StateGraph(State)
+    for name in ("first", "left", "right", "join", "last"):
+        g.add_node(name, add(name), defer=name == "last")
+    g.add_edge(lib.START, "first")
+    g.add_conditional_edges("first", lambda s: ["left", "right"], ["left", "right"])
+    g.add_edge(["left", "right"], "join")
+    g.add_edge("join", "last")
+    g.add_edge("last", lib.END)
+    return g.compile()
+
+
+def looping(lib):
+    """A node that routes back to itself, by a Literal return type (no path map)."""
+    def again(state) -> Literal["loop", "__end__"]:
+        return "__end__"
+    g = lib.StateGraph(State)
+    g.add_node("loop", add(1))
+    g.add_edge(lib.START, "loop")
+    g.add_conditional_edges("loop", again)
+    return g.compile()
+
+
+def nested(lib):
+    """A subgraph as a node and a function calling another subgraph (xray draws both inside)."""
+    inner = lib.StateGraph(State)
+    inner.add_node("one", add("one"))
+    inner.add_node("two", add("two"))
+    inner.add_edge(lib.START, "one")
+    inner.add_edge("one", "two")
+    inner = inner.compile()
+    g = lib.StateGraph(State)
+    g.add_node("prep", add("prep"))
+    g.add_node("child", inner)
+    g.add_node("caller", lambda state: inner.invoke(state))
+    g.add_edge(lib.START, "prep")
+    g.add_edge("prep", "child")
+    g.add_edge("child", "caller")
+    return g.compile()
+
+
+def commands(lib):
+    """Nodes that route by returning Command, their destinations declared (tuple, dict);
+    a router whose path map has non-string keys."""
+    def go(state):
+        return lib.Command(goto="b", update={"items": ["go"]})
+    g = lib.StateGraph(State)
+    g.add_node("first", go, destinations=("b", "c"))
+    g.add_node("b", go, destinations={"c": "to see", "d": "to do"})
+    g.add_node("c", add("c"))
+    g.add_node("d", add("d"))
+    g.add_edge(lib.START, "first")
+    g.add_conditional_edges("c", lambda s: True, {True: "d", False: lib.END})
+    return g.compile()
+
+
+def endless(lib):
+    """Two nodes that call each other for ever, and a three-node cycle: LangGraph draws an exit."""
+    g = lib.StateGraph(State)
+    for name in ("human", "agent", "tool"):
+        g.add_node(name, add(name))
+    g.add_edge(lib.START, "human")
+    g.add_edge("human", "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "human")
+    return g.compile()
+
+
+def endless_pair(lib):
+    g = lib.StateGraph(State)
+    g.add_node("human", add("human"))
+    g.add_node("agent", add("agent"))
+    g.add_edge(lib.START, "human")
+    g.add_edge("human", "agent")
+    g.add_conditional_edges("agent", lambda s: "human", ["human"])
+    return g.compile()
+
+
+def drawn(graph, **kw) -> tuple:
+    drawing = graph.get_graph(**kw)
+    return (json.dumps(drawing.to_json(), default=str, indent=1), drawing.draw_mermaid(),
+            drawing.draw_mermaid(with_styles=False))
+
+
+@pytest.mark.parametrize("build", [routed, fan_in, looping, nested, commands, endless,
+                                   endless_pair])
+@pytest.mark.parametrize("xray", [False, True, 1])
+def test_drawing_is_langgraphs(build, xray):
+    assert drawn(build(OURS), xray=xray) == drawn(build(LANGGRAPH), xray=xray)
+
+
+def test_unimplemented_drawing_options_are_refused():
+    drawing = routed(OURS).get_graph()
+    with pytest.raises(TypeError, match="frontmatter_config"):
+        drawing.draw_mermaid(frontmatter_config={"config": {"theme": "neutral"}})
+    with pytest.raises(NotImplementedError, match="draw_mermaid"):
+        drawing.draw_ascii()
