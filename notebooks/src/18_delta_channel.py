@@ -131,7 +131,7 @@ for (name, mb), colour in zip(curves.items(), (STRONG_RED, STRONG_BLUE, STRONG_O
 ax.set_xlabel("step", fontsize=FONT)
 ax.set_ylabel("MB stored so far", fontsize=FONT)
 ax.tick_params(labelsize=FONT)
-ax.legend(fontsize=FONT - 1, loc="lower right")
+ax.legend(fontsize=FONT - 1, loc="upper left")
 ax.set_title(f"One ~40-byte message per step, {STEPS + 2} checkpoints", fontsize=FONT)
 
 plt.show()
