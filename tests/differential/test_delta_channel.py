@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 from tests.differential.harness import Run, assert_same, record, registry
 from tests.differential.libs import LANGGRAPH, OURS
 from tests.differential.scenarios_loop import thread
-from tests.differential.test_savers import fresh_async_postgres, fresh_postgres
+from tests.differential.test_savers import fresh_postgres, saver_of
 
 CAUSES, scenario = registry()
 
@@ -193,11 +193,7 @@ def test_in_memory_same_as_langgraph(name):
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def same_saver(request):
     """The same kind of saver for both libraries (so the stored rows are compared)."""
-    if request.param == "sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.mark.parametrize("name", SYNC)
@@ -208,11 +204,7 @@ def test_on_saver_same_as_langgraph(name, same_saver):
 
 @pytest.fixture(params=["aio-sqlite", pytest.param("aio-postgres", marks=pytest.mark.postgres)])
 def same_async_saver(request):
-    if request.param == "aio-sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.AsyncSqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_async_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.mark.parametrize("name", [n for n in CAUSES if n.startswith("async")])

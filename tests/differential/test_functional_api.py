@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 from tests.differential.harness import Run, assert_same, record, registry
 from tests.differential.libs import LANGGRAPH, OURS
 from tests.differential.scenarios_loop import thread
-from tests.differential.test_savers import fresh_async_postgres, fresh_postgres
+from tests.differential.test_savers import saver_of
 
 SYNC, sync_scenario = registry()
 ASYNC, async_scenario = registry()
@@ -259,25 +259,13 @@ def async_sync_entrypoint_calls_tasks(lib: Run):
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver_factory(request):
-    if request.param == "memory":
-        return None
-    if request.param == "sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.fixture(params=["memory", "aio-sqlite",
                         pytest.param("aio-postgres", marks=pytest.mark.postgres)])
 def async_saver_factory(request):
-    if request.param == "memory":
-        return None
-    if request.param == "aio-sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.AsyncSqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_async_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.mark.parametrize("name", list(SYNC))

@@ -47,17 +47,26 @@ async def fresh_async_postgres(lib, uri):
         yield saver
 
 
+def saver_of(kind: str, request):
+    """A factory of one saver kind for either library (None for "memory": the harness's own)."""
+    if kind == "memory":
+        return None
+    if kind in ("sqlite", "aio-sqlite"):
+        path, cls = request.getfixturevalue("sqlite_path"), (
+            "SqliteSaver" if kind == "sqlite" else "AsyncSqliteSaver")
+        return lambda lib: getattr(lib, cls).from_conn_string(f"{path}.{lib.name}")
+    uri = request.getfixturevalue("postgres_uri")
+    fresh = fresh_postgres if kind == "postgres" else fresh_async_postgres
+    return lambda lib: fresh(lib, uri)
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver_factory(request):
     """A factory for one kind of persistent saver, taking the library.
 
     (InMemorySaver is test_loop_same_as_langgraph.py's.)
     """
-    if request.param == "sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.SqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.mark.parametrize("name", CORE)
@@ -77,11 +86,7 @@ def test_interrupt_scenario_on_saver_same_as_langgraph_same_saver(name, saver_fa
 @pytest.fixture(params=["aio-sqlite", pytest.param("aio-postgres", marks=pytest.mark.postgres)])
 def async_saver_factory(request):
     """A factory for one kind of async saver (an async context manager), taking the library."""
-    if request.param == "aio-sqlite":
-        path = request.getfixturevalue("sqlite_path")
-        return lambda lib: lib.AsyncSqliteSaver.from_conn_string(f"{path}.{lib.name}")
-    uri = request.getfixturevalue("postgres_uri")
-    return lambda lib: fresh_async_postgres(lib, uri)
+    return saver_of(request.param, request)
 
 
 @pytest.mark.parametrize("name", list(ASYNC))
