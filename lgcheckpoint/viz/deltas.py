@@ -47,9 +47,10 @@ def delta_channels(steps: list[Any]) -> set[str]:
 def mark_deltas(steps: list[Any], by_key: dict[str, Any], graph: Any = None) -> None:
     """Oldest first: a delta channel with a version but no stored value gets a DeltaView."""
     specs = getattr(graph, "channels", None) or {}
+    deltas = delta_channels(steps)  # once: a history of any length is read in linear time
     for step in steps:
         parent = by_key.get(step.parent)
-        for channel in delta_channels(steps):
+        for channel in deltas:
             if channel not in step.channel_versions or channel in step.values:
                 continue
             seed, writes, value, known, added = None, 0, None, False, []
