@@ -226,7 +226,7 @@ def retry_policy(lib: Run):
     lib.invoke(graph, {"trail": []}, thread())
 
 
-def child_graph(lib: Run, ask: bool = False):
+def child_graph(lib: Run, ask: bool = False, checkpointer=None):
     """A two-node subgraph sharing the parent's ``trail``; optionally it interrupts."""
 
     def inner(state):
@@ -240,7 +240,7 @@ def child_graph(lib: Run, ask: bool = False):
     g.add_node("inner2", visit("inner2", lib))
     g.add_edge(lib.START, "inner")
     g.add_edge("inner", "inner2")
-    return g.compile()
+    return g.compile(checkpointer=checkpointer)
 
 
 def parent_graph(lib: Run, child):

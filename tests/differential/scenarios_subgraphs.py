@@ -6,7 +6,7 @@ thread inside a node), ``__copy__`` forks and ``bulk_update_state``. Same contra
 from __future__ import annotations
 
 from tests.differential.harness import Run, registry
-from tests.differential.scenarios_interrupts import checkpoint_at_step
+from tests.differential.scenarios_interrupts import checkpoint_at_step, child_graph
 from tests.differential.scenarios_loop import Trail, thread, visit
 
 SUBGRAPHS, scenario = registry()
@@ -14,19 +14,7 @@ SUBGRAPHS, scenario = registry()
 
 def child(lib: Run, checkpointer, ask: bool = False):
     """START -> inner (optionally asks) -> inner2, compiled with the given checkpointer."""
-
-    def inner(state):
-        lib.count("inner")
-        if ask:
-            return {"trail": [f"inner got {lib.interrupt('ok?')}"]}
-        return {"trail": ["inner"]}
-
-    g = lib.StateGraph(Trail)
-    g.add_node("inner", inner)
-    g.add_node("inner2", visit("inner2", lib))
-    g.add_edge(lib.START, "inner")
-    g.add_edge("inner", "inner2")
-    return g.compile(checkpointer=checkpointer)
+    return child_graph(lib, ask, checkpointer)
 
 
 def parent(lib: Run, sub, calls: bool = False):
