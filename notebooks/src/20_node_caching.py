@@ -70,10 +70,9 @@ def writes_rows(config):
     snap = graph.get_state(config)
     names = {t.id: t.name for t in snap.tasks}
     rows = conn.execute("SELECT task_id, idx, channel FROM writes WHERE thread_id = ? AND "
-                        "checkpoint_id = ? ORDER BY task_id, idx",
-                        (config["configurable"]["thread_id"],
-                         snap.config["configurable"]["checkpoint_id"])).fetchall()
-    return [(names[task], idx, channel) for task, idx, channel in rows]
+                        "checkpoint_id = ?", (config["configurable"]["thread_id"],
+                                              snap.config["configurable"]["checkpoint_id"]))
+    return sorted((names[task], idx, channel) for task, idx, channel in rows)
 
 
 def cache_rows():
