@@ -50,6 +50,19 @@ def refuse_unimplemented(call: str, options: dict) -> None:
                             "or run this graph on LangGraph")
 
 
+INVALID_RESUME_MARK = "_lgcheckpoint_invalid_resume"  # set on the error, so any class can carry it
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    """Tag an error as "the resume value did not match the interrupt's response_schema"."""
+    setattr(error, INVALID_RESUME_MARK, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Was ``error`` raised because an answer did not fit ``interrupt(response_schema=...)``?"""
+    return getattr(error, INVALID_RESUME_MARK, False) is True
+
+
 class ThreadBusyError(RuntimeError):
     """Another run holds the thread (multitask_strategy='reject', or waiting would never end)."""
 
