@@ -463,3 +463,13 @@ def interleaved_threads(lib: Run):
         lib.invoke(graph, {"trail": [t]}, thread(t))
     for t in ("two", "one"):
         lib.invoke(graph, None, thread(t))
+
+
+@scenario
+def task_events_carry_the_callers_metadata(lib: Run):
+    """A task event shows the run's metadata and tags, minus the runtime's own keys and tags."""
+    graph = two_step_graph(lib)
+    cfg = {**thread(), "metadata": {"agent": "mailer", "thread_id": "hidden", "n": 2},
+           "tags": ["seq:step:1", "user-tag"]}
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=["tasks", "debug"])
+    lib.stream(graph, {"trail": []}, thread("plain"), stream_mode="tasks")  # no metadata key
