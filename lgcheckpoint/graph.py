@@ -43,7 +43,7 @@ def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
         hints = get_type_hints(schema, include_extras=True)
     except TypeError:
         hints = {}
-    if not hints:
+    if not hints and not declares_keys(schema):
         raise ValueError(
             f"State schema {schema!r} has no annotated keys: use a TypedDict, dataclass or "
             "pydantic model with one annotated field per state key"
@@ -55,6 +55,12 @@ def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
         if get_origin(typ) is not ClassVar and name != "__slots__"
         and (fields is None or name in fields)
     }
+
+
+def declares_keys(schema: type) -> bool:
+    """A TypedDict, dataclass or pydantic model: its keys are declared, even if there are none."""
+    typed_dict = hasattr(schema, "__required_keys__")  # typing's or typing_extensions' TypedDict
+    return typed_dict or dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields")
 
 
 def channel_for(name: str, typ: Any) -> Channel:

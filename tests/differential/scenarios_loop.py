@@ -473,3 +473,23 @@ def task_events_carry_the_callers_metadata(lib: Run):
            "tags": ["seq:step:1", "user-tag"]}
     lib.stream(graph, {"trail": []}, cfg, stream_mode=["tasks", "debug"])
     lib.stream(graph, {"trail": []}, thread("plain"), stream_mode="tasks")  # no metadata key
+
+
+class NoKeys(TypedDict):
+    """A state that declares no keys (LangGraph's tests use one): nodes get {}, output is None."""
+
+
+@scenario
+def a_state_without_keys(lib: Run):
+    def node(state):
+        lib.note("node got", state)
+        return {}
+
+    g = lib.StateGraph(NoKeys)
+    g.add_node("a", node)
+    g.add_edge(lib.START, "a")
+    # no saver and no "values" stream: there LangGraph shows its internal channels
+    # (branch:to:a) as state values, ours {} (the saved checkpoints are the same)
+    graph = g.compile()
+    lib.invoke(graph, {})
+    lib.stream(graph, {"x": 1}, stream_mode=["updates", "tasks"])
