@@ -1,6 +1,7 @@
 """Reserved names: the channels and config keys the runtime uses for its own bookkeeping.
 
 They match LangGraph's spelling, so the checkpoints we write read the same. Next: types.py.
+``Send`` and ``Interrupt`` still import from here, as in LangGraph, with a deprecation warning.
 """
 
 from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME  # noqa: F401
@@ -44,3 +45,19 @@ CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
 ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))
+
+
+MOVED_TO_TYPES = ("Send", "Interrupt")  # lived here before LangGraph 1.0
+
+
+def __getattr__(name: str):
+    """``from lgcheckpoint.constants import Send``: warn, then hand over types.Send."""
+    if name not in MOVED_TO_TYPES:
+        raise AttributeError(f"module 'lgcheckpoint.constants' has no attribute '{name}'")
+    import lgcheckpoint.types
+    from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
+
+    warn_deprecated(f"Importing {name} from lgcheckpoint.constants is deprecated. Please use "
+                    f"'from lgcheckpoint.types import {name}' instead.",
+                    LangGraphDeprecatedSinceV10)
+    return getattr(lgcheckpoint.types, name)

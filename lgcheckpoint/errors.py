@@ -8,6 +8,7 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 
 class InvalidUpdateError(Exception):
@@ -27,7 +28,14 @@ class GraphInterrupt(Exception):
 
 
 class NodeInterrupt(GraphInterrupt):
-    """Kept for LangGraph compatibility: raise it from a node to interrupt with a value."""
+    """Deprecated (LangGraph 1.0; use types.interrupt): raise it in a node to stop with a value."""
+
+    def __init__(self, value, id=None):
+        from lgcheckpoint.types import Interrupt  # types imports this module
+
+        warn_deprecated("NodeInterrupt is deprecated. Please use `lgcheckpoint.types.interrupt` "
+                        "instead.", LangGraphDeprecatedSinceV10)
+        super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
 
 
 class ParentCommand(Exception):

@@ -29,6 +29,9 @@ from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_val
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
+from lgcheckpoint.warnings import renamed_option
 
 __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
 
@@ -130,7 +133,13 @@ class StateGraph:
     __class_getitem__ = classmethod(GenericAlias)  # StateGraph[State, Context, Input, Output]
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
-                 input_schema: Any = None, output_schema: Any = None) -> None:
+                 input_schema: Any = None, output_schema: Any = None, **old: Any) -> None:
+        """``old``: LangGraph's deprecated names input=, output=, config_schema= (warned)."""
+        input_schema = renamed_option(old, "input", "input_schema", input_schema, SinceV05)
+        output_schema = renamed_option(old, "output", "output_schema", output_schema, SinceV05)
+        context_schema = renamed_option(old, "config_schema", "context_schema", context_schema,
+                                        SinceV10)
+        refuse_unimplemented("StateGraph", old)
         self.state_schema = state_schema
         self.context_schema = context_schema  # the type of invoke(..., context=...): runtime.py
         self.input_schema = input_schema or state_schema
@@ -181,6 +190,8 @@ class StateGraph:
                  destinations: Sequence[str] | dict[str, str] | None = None,
                  cache_policy: CachePolicy | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
+        retry_policy = renamed_option(options, "retry", "retry_policy", retry_policy, SinceV05)
+        input_schema = renamed_option(options, "input", "input_schema", input_schema, SinceV05)
         refuse_unimplemented("add_node", options)  # error_handler=, timeout=...
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(

@@ -17,6 +17,7 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.checkpoint.base import RunnableConfig
 from lgcheckpoint.constants import NS_SEP, RESUME
 from lgcheckpoint.response_schema import checked, shown, validator
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
@@ -141,6 +142,13 @@ class Interrupt:
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated (LangGraph 1.0): the same as ``id``."""
+        warn_deprecated("`interrupt_id` is deprecated. Use `id` instead.",
+                        LangGraphDeprecatedSinceV10)
+        return self.id
 
 
 def _default_retry_on(exc: BaseException) -> bool:

@@ -31,6 +31,7 @@ from lgcheckpoint.pregel.subgraphs import (
 )
 from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import StateSnapshot, current_task
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
@@ -114,6 +115,7 @@ class Pregel:
                context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
         refuse_unimplemented("stream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys, context,
@@ -154,6 +156,7 @@ class Pregel:
                       ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
         refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys, context, printed)
@@ -367,6 +370,20 @@ class Pregel:
     def get_context_jsonschema(self) -> dict | None:
         return introspect.context_jsonschema(self)
 
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated (LangGraph 1.0): a pydantic model, the context schema as "configurable"."""
+        warn_deprecated("`config_schema` is deprecated. Use `get_context_jsonschema` for the "
+                        "relevant schema instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("config_schema", {"include": include})
+        return introspect.config_model(self)
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict:
+        """Deprecated (LangGraph 1.0): config_schema() as JSON Schema."""
+        warn_deprecated("`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` "
+                        "instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("get_config_jsonschema", {"include": include})
+        return introspect.config_model(self).model_json_schema()
+
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
                       ) -> Iterator[tuple[str, Pregel]]:
         """(namespace, graph) for each node that runs a graph (introspect.py)."""
@@ -425,6 +442,19 @@ def stream_modes(stream_mode: Any) -> list[str]:
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
+
+
+def durability_option(options: dict, durability: str | None) -> str | None:
+    """LangGraph's deprecated checkpoint_during=True/False means durability "async"/"exit"."""
+    if options.get("checkpoint_during", None) is None:  # None: not given (no warning)
+        options.pop("checkpoint_during", None)
+        return durability
+    during = renamed_option(options, "checkpoint_during", "durability", None,
+                            LangGraphDeprecatedSinceV10)
+    if durability is not None:
+        raise ValueError("Cannot use both `checkpoint_during` and `durability`: pass only "
+                         "`durability`")
+    return "async" if during else "exit"
 
 
 def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:

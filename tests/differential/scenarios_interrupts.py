@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 import time
+import warnings
 from typing import Annotated
 
 from pydantic import BaseModel
@@ -90,6 +91,30 @@ def invalid_resume_then_valid(lib: Run):
     lib.get_state(graph, cfg)
     lib.invoke(graph, lib.Command(resume={"approved": "nope"}), cfg)  # null resume, refused too
     lib.invoke(graph, lib.Command(resume={"approved": False}), cfg)
+
+
+
+@scenario
+def node_interrupt_until_state_changes(lib: Run):
+    """The deprecated NodeInterrupt: the node stops with a value until update_state lets it by."""
+    def gate(state):
+        lib.count("gate")
+        if "approved" not in state["trail"]:
+            with warnings.catch_warnings():  # deprecated in both libraries; compared elsewhere
+                warnings.simplefilter("ignore", DeprecationWarning)
+                raise lib.NodeInterrupt({"why": "needs approval"})
+        return {"trail": ["passed"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("gate", gate)
+    g.add_edge(lib.START, "gate")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # asks again
+    lib.update_state(graph, cfg, {"trail": ["approved"]})
+    lib.invoke(graph, None, cfg)
 
 
 def wait_for_write(lib: Run, cfg: dict, matches, seconds: float = 3.0) -> None:
