@@ -13,8 +13,8 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
-    ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
+    CHECKPOINTER, CONF, DEFAULT_RECURSION_LIMIT, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME,
+    SAVES, START, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
@@ -33,7 +33,6 @@ from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import StateSnapshot, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
-DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 
 
