@@ -20,6 +20,7 @@ NS_END = ":"  # separates a node name from its task id in a namespace
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # owner of writes that no task made
 BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or a goto
 CONF = "configurable"
+OVERWRITE = "__overwrite__"  # {OVERWRITE: v}, or an Overwrite's "type" field: bypass the reducer
 DEFAULT_RECURSION_LIMIT = 10007  # super-steps a run may take (LangGraph 1.2's; 25 before 1.0)
 
 # hidden config keys: the runtime's own entries in config["configurable"], set by a run for

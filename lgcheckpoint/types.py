@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequen
 from xxhash import xxh3_128_hexdigest
 
 from lgcheckpoint.checkpoint.base import RunnableConfig
-from lgcheckpoint.constants import NS_SEP, RESUME
+from lgcheckpoint.constants import NS_SEP, OVERWRITE, RESUME
 from lgcheckpoint.response_schema import checked, shown, validator
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
@@ -107,7 +107,7 @@ class Overwrite:
     """Write this value to a reducer channel as is, bypassing the reducer."""
 
     value: Any
-    type: str = "__overwrite__"  # LangGraph's tag, so the write is known after a JSON round trip
+    type: str = OVERWRITE  # LangGraph's tag, so the write is known after a JSON round trip
 
 
 def interrupt_id(ns: str, answered: int) -> str:

@@ -493,3 +493,16 @@ def a_state_without_keys(lib: Run):
     graph = g.compile()
     lib.invoke(graph, {})
     lib.stream(graph, {"x": 1}, stream_mode=["updates", "tasks"])
+
+
+@scenario
+def overwrite_after_a_json_round_trip(lib: Run):
+    """An Overwrite that lost its class (JSON) keeps its "type" tag and still bypasses the
+    reducer."""
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("b", lambda state: {"trail": {"type": "__overwrite__", "value": ["reset"]}})
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": ["start"]}, thread())
