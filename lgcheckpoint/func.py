@@ -24,6 +24,7 @@ from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.caching import call_namespace
 from lgcheckpoint.pregel.calls import Call, submit
 from lgcheckpoint.pregel.node import INJECTABLE, Node, Write, accepts
+from lgcheckpoint.pregel.subgraphs import valid_checkpointer
 from lgcheckpoint.types import CachePolicy, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
@@ -140,7 +141,8 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                                         context_schema, SinceV10)
         retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
         refuse_unimplemented("entrypoint", {"store": store, "timeout": timeout, **kwargs})
-        self.checkpointer, self.context_schema = checkpointer, context_schema
+        self.checkpointer = valid_checkpointer(checkpointer)
+        self.context_schema = context_schema
         self.cache = check_cache(cache, "entrypoint")
         self.cache_policy = check_policy(cache_policy, "entrypoint")
         self.retry_policy = as_policies(retry_policy)

@@ -27,6 +27,7 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
+from lgcheckpoint.pregel.subgraphs import valid_checkpointer
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
@@ -316,7 +317,7 @@ class StateGraph:
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
-        checkpointer = self._allowlisted(checkpointer)
+        checkpointer = self._allowlisted(valid_checkpointer(checkpointer))
         cache = self._allowlisted(check_cache(cache, "compile"))
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
