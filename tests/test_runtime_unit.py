@@ -356,3 +356,32 @@ def test_async_saves_store_what_sync_saves_store():
         stored[durability] = [t.checkpoint["channel_values"] for t in saver.list(cfg)]
     assert stored["async"] == stored["sync"]
     assert stored["sync"][1]["join:n0+n1:n2"] == set()  # step 4: n2 consumed the join
+
+
+from lgcheckpoint.constants import TASKS  # noqa: E402
+
+
+class SendsAsV3(InMemorySaver):
+    """Serves checkpoints with queued Sends as LangGraph < 0.3 stored them (v3, pending_sends)."""
+
+    def get_tuple(self, config):
+        found = super().get_tuple(config)
+        if found and found.checkpoint["channel_values"].get(TASKS):
+            cp = found.checkpoint
+            cp["v"], cp["pending_sends"] = 3, cp["channel_values"].pop(TASKS)
+            cp["channel_versions"].pop(TASKS)
+        return found
+
+
+def test_a_fork_of_a_pre_v4_checkpoint_keeps_its_sends():
+    g = StateGraph(State)
+    g.add_node("one", lambda s: Command(goto=[Send("two", {"x": 5})], update={"log": ["one"]}))
+    g.add_node("two", lambda s: {"log": ["two"]})
+    g.add_edge(START, "one")
+    graph = g.compile(checkpointer=SendsAsV3())
+    cfg = {"configurable": {"thread_id": "v3"}}
+    graph.invoke({"x": 0, "log": []}, cfg)
+    queued = next(s for s in graph.get_state_history(cfg) if s.next == ("two",))
+    fork = graph.update_state(queued.config, None, as_node="__copy__")
+    assert [t.name for t in graph.get_state(fork).tasks] == ["two"]  # the Send was copied
+    assert graph.invoke(None, fork)["log"] == ["one", "two"]
