@@ -202,6 +202,9 @@ RULES = [
     ("out_of_scope", "id", r"test_deprecation\.py::test_message_graph_deprecation",
      "langchain messages (MessageGraph)"),
     ("private", "msg", r"KeyError: '__pregel_", "reads a LangGraph-private config key"),
+    ("private", "id", r"test_delta_channel_subgraph\.py::test_a?hydrating_",
+     "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
+
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
     ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
     ("missing", "msg", r"UntrackedValue|untracked_value", "UntrackedValue channel"),

@@ -138,10 +138,13 @@ SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
 # public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
 ALIASES = {"langgraph.checkpoint.base.create_checkpoint": "lgcheckpoint.pregel.checkpoint"}
-# private LangGraph classes whose same thing we name publicly: (our module, our name). A test
+# private LangGraph names whose same thing we name publicly: (our module, our name). A test
 # that checks isinstance against the private name then checks our real class, not a stand-in.
 TWINS = {"langgraph.checkpoint.serde.types._DeltaSnapshot":
-         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot")}
+         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot"),
+         # the config key under which a parent run lends its saver to a graph compiled without one
+         "langgraph._internal._constants.CONFIG_KEY_CHECKPOINTER":
+         ("lgcheckpoint.constants", "CHECKPOINTER")}
 STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
 
 
