@@ -89,11 +89,6 @@ class PregelNode(Node):
         """LangGraph's name for what the node runs (None: its input passes through)."""
         return self.subgraph if self.subgraph is not None else self.func
 
-    @property
-    def subgraphs(self) -> list:
-        """The graphs this node runs: its subgraph, if do() was given one."""
-        return [self.subgraph] if self.subgraph is not None else []
-
     def result_writes(self, result: Any) -> list[Write]:
         """Every write entry, the node's result passing through (update_state writes so too)."""
         for entry in self.writers:
