@@ -112,6 +112,11 @@ class NodeSpec(NamedTuple):
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
 
+    @property
+    def runnable(self) -> NodeSpec:
+        """LangGraph's name for what runs the node; here the spec itself: .func is the function."""
+        return self
+
 
 class BranchSpec(NamedTuple):
     path: Callable
