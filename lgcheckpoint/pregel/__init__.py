@@ -29,7 +29,7 @@ from lgcheckpoint.pregel.builder import (
 from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
-from lgcheckpoint.pregel.validate import validate_graph
+from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
 from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
@@ -95,7 +95,7 @@ class Pregel:
         self.cache_policy = cache_policy
         self.nodes = compile_nodes(nodes, self.retry_policy, cache_policy)
         self.channels = named_channels(channels or {})
-        self.checkpointer = checkpointer
+        self.checkpointer = check_checkpointer(checkpointer)
         self.cache = cache  # a BaseCache for nodes with a cache policy (pregel/caching.py)
         self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels

@@ -8,7 +8,7 @@ joins, then conditional edges. Next: constants.py.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
@@ -88,6 +88,10 @@ class Node:
             self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))
         self.is_async = any(inspect.iscoroutinefunction(f)
                             for f in (fn, getattr(fn, "__call__", None)))
+
+    def copy(self, update: dict) -> Node:
+        """A copy with some fields replaced (LangGraph's PregelNode.copy)."""
+        return replace(self, **update)
 
     @property
     def subgraphs(self) -> list:

@@ -50,3 +50,14 @@ def validate_graph(graph: Any) -> None:
             if name not in nodes:
                 raise ValueError(f"Node {name} not in nodes: interrupt before/after one of "
                                  f"{sorted(nodes)}")
+
+
+def check_checkpointer(checkpointer: Any) -> Any:
+    """A saver, or None / True / False (none; a subgraph's per-thread or no state)."""
+    from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+
+    if checkpointer is None or isinstance(checkpointer, (bool, BaseCheckpointSaver)):
+        return checkpointer
+    raise TypeError(f"Invalid checkpointer provided. Expected an instance of BaseCheckpointSaver "
+                    f"(e.g. InMemorySaver()), True, False, or None. Received "
+                    f"{type(checkpointer).__name__}.")
