@@ -108,6 +108,8 @@ class StubModule(types.ModuleType):
                 if hasattr(module, name):
                     ELSEWHERE.add(f"{path}.{name} -> {fallback}")
                     return getattr(module, name)
+        if kind == "missing" and name.startswith("_"):  # a private name of a public module
+            kind = "private"
         return stand_in(kind, f"{path}.{name}")
 
 

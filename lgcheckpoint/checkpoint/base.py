@@ -434,10 +434,11 @@ class StringVersions:
         return next_string_version(current)
 
 
-class AsyncBySync:
-    """Mix in before BaseCheckpointSaver: async verbs that call the sync ones in place.
+class AsyncBySync(BaseCheckpointSaver):
+    """A BaseCheckpointSaver whose async verbs call the sync ones in place.
 
-    For a saver that never blocks (InMemorySaver): no worker thread, no await inside.
+    For a saver that never blocks (InMemorySaver): no worker thread, no await inside. Verbs it
+    does not define (get_delta_channel_history) are the base class's defaults.
     """
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
