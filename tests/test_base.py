@@ -354,6 +354,22 @@ def test_in_memory_saver_stores_what_langgraphs_stores():
     assert stored(ours) == stored(theirs)
 
 
+def test_a_pre_v4_checkpoint_is_read_as_stored_like_langgraphs_in_memory_saver():
+    """Only LangGraph's PostgresSaver moves a v<4 checkpoint's parent's Sends into TASKS on
+    read; its InMemorySaver (and SqliteSaver) return what was stored, and so do ours."""
+    def latest(saver, make_empty, make_next):
+        first = make_empty()
+        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, first, {}, {})
+        saver.put_writes(config, [("__pregel_tasks", "send-1")], "task-1")
+        saver.put(config, make_next(first, None, 1), {}, {})
+        return saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+
+    ours = latest(InMemorySaver(), empty_checkpoint, create_checkpoint)
+    theirs = latest(LgInMemorySaver(), lg_package_empty_checkpoint, lg_create_checkpoint)
+    assert ours.checkpoint["channel_values"] == theirs.checkpoint["channel_values"] == {}
+    assert ours.checkpoint["pending_sends"] == theirs.checkpoint["pending_sends"] == []
+
+
 def test_version_strings_look_like_langgraphs():
     ours, theirs = InMemorySaver(), LgInMemorySaver()
     for current in (None, 1, "00000000000000000000000000000007.0.123"):
