@@ -24,7 +24,7 @@ from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.caching import call_namespace
 from lgcheckpoint.pregel.calls import Call, submit
 from lgcheckpoint.pregel.node import INJECTABLE, Node, Write, accepts
-from lgcheckpoint.pregel.subgraphs import valid_checkpointer
+from lgcheckpoint.pregel.validate import check_checkpointer
 from lgcheckpoint.types import CachePolicy, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
@@ -141,7 +141,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                                         context_schema, SinceV10)
         retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
         refuse_unimplemented("entrypoint", {"store": store, "timeout": timeout, **kwargs})
-        self.checkpointer = valid_checkpointer(checkpointer)
+        self.checkpointer = check_checkpointer(checkpointer)
         self.context_schema = context_schema
         self.cache = check_cache(cache, "entrypoint")
         self.cache_policy = check_policy(cache_policy, "entrypoint")
@@ -162,7 +162,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                       END: LastValue(output_type, key=END),
                       PREVIOUS: LastValue(save_type, key=PREVIOUS)},
             checkpointer=self.allowlisted(self.checkpointer, input_type, output_type, save_type),
-            input_channels=START, output_channels=END, stream_channels=END,
+            input_channels=START, output_channels=END, stream_channels=END, stream_mode="updates",
             context_schema=self.context_schema,
             cache=self.allowlisted(self.cache, input_type, output_type, save_type))
         # task calls without their own retry or cache policy use the entrypoint's

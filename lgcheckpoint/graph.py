@@ -27,7 +27,6 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
-from lgcheckpoint.pregel.subgraphs import valid_checkpointer
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
@@ -121,6 +120,11 @@ class NodeSpec(NamedTuple):
     defer: bool
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
+
+    @property
+    def runnable(self) -> NodeSpec:
+        """LangGraph's name for what runs the node; here the spec itself: .func is the function."""
+        return self
 
 
 class BranchSpec(NamedTuple):
@@ -317,7 +321,7 @@ class StateGraph:
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
-        checkpointer = self._allowlisted(valid_checkpointer(checkpointer))
+        checkpointer = self._allowlisted(checkpointer)  # checked by Pregel()
         cache = self._allowlisted(check_cache(cache, "compile"))
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
@@ -358,8 +362,9 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
-                self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
+                self.channels), interrupt_before_nodes=interrupt_before,
+            interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
+            stream_mode="updates",
             context_schema=self.context_schema)
         compiled.debug = debug
         return compiled

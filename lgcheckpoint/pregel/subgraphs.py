@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID,
 )
@@ -28,15 +28,6 @@ def is_own_run(config: dict | None) -> bool:
     """Does a config passed to invoke() inside a node name its own checkpoint lineage?"""
     conf = (config or {}).get(CONF) or {}
     return isinstance(conf, dict) and any(conf.get(key) for key in COORDINATES)
-
-
-def valid_checkpointer(checkpointer: Any) -> Any:
-    """One of the four rows above, or a TypeError before the graph is built."""
-    if checkpointer in (None, True, False) or isinstance(checkpointer, BaseCheckpointSaver):
-        return checkpointer
-    raise TypeError(f"Invalid checkpointer provided: {type(checkpointer).__name__}. Pass a saver "
-                    "(an instance of BaseCheckpointSaver, e.g. InMemorySaver()), True, False or "
-                    "None")
 
 
 def resolve_saver(graph: Any, conf: dict) -> Any:
