@@ -88,6 +88,8 @@ class Pregel:
                  context_schema: Any = None, config: dict | None = None,
                  debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
                  cache_policy: Any = None, auto_validate: bool = True, **options: Any) -> None:
+        context_schema = renamed_option(options, "config_type", "context_schema", context_schema,
+                                        LangGraphDeprecatedSinceV10)
         refuse_unimplemented("Pregel", options)  # store=, step_timeout=, trigger_to_nodes=...
         # NodeBuilders become nodes; nodes without a policy of their own take the graph's
         self.retry_policy = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(

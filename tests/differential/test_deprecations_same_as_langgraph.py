@@ -89,6 +89,16 @@ def constants_import(lib):
     return [getattr(module, name).__name__ for name in ("Send", "Interrupt")]
 
 
+def pregel_config_type(lib):
+    pregel = importlib.import_module(f"{lib.package}.pregel")
+    last_value = importlib.import_module(f"{lib.package}.channels").LastValue
+    node = pregel.NodeBuilder().subscribe_only("input").do(lambda x: x + 1).write_to("output")
+    graph = pregel.Pregel(nodes={"one": node}, channels={"input": last_value(int),
+                                                         "output": last_value(int)},
+                          input_channels="input", output_channels="output", config_type=Context)
+    return graph.context_schema is Context, graph.invoke(1)
+
+
 CASES: dict[str, Callable[[Any], Any]] = {
     "StateGraph(input=, output=)": lambda lib: [
         s.__name__ for s in (lambda g: (g.input_schema, g.output_schema))(
@@ -108,6 +118,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "NodeInterrupt(value)": lambda lib: [
         (i.value, i.id) for i in lib.NodeInterrupt({"why": 1}).args[0]],
     "constants.Send, constants.Interrupt": constants_import,
+    "Pregel(config_type=)": pregel_config_type,
 }
 
 
