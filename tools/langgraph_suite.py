@@ -204,7 +204,8 @@ RULES = [
     ("out_of_scope", "id", r"test_deprecation\.py::test_message_graph_deprecation",
      "langchain messages (MessageGraph)"),
     ("private", "msg", r"KeyError: '__pregel_", "reads a LangGraph-private config key"),
-    ("private", "id", r"test_delta_channel_subgraph\.py::test_a?hydrating_",
+    ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
+                       r"|test_algo\.py::test_prepare_next_tasks"),
      "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
 
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
