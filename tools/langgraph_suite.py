@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import warnings
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -98,7 +99,9 @@ def target_of(path: str) -> str:
 def has_module(name: str) -> bool:
     """True if ``name`` imports here (lgcheckpoint on PYTHONPATH)."""
     try:
-        __import__(name)
+        with warnings.catch_warnings():  # a deprecated module warns in the tests, not here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            __import__(name)
         return True
     except ImportError:
         return False
@@ -115,7 +118,9 @@ def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
         return f"lgsuite_stub.private.{path}", "private", target if has_module(target) else None
     if has_module(target):
         module = sys.modules[target]
-        missing = [n for n in names if n != "*" and not hasattr(module, n)]
+        with warnings.catch_warnings():  # constants.Send: deprecated, but there
+            warnings.simplefilter("ignore", DeprecationWarning)
+            missing = [n for n in names if n != "*" and not hasattr(module, n)]
         if not missing:
             return target, "lgcheckpoint", None
         if all(n.startswith("_") for n in missing):
