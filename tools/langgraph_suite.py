@@ -34,8 +34,8 @@ import subprocess
 import sys
 import tarfile
 import time
-import warnings
 import uuid
+import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
 
