@@ -176,7 +176,7 @@ RULES = [
      "v3 streaming protocol (stream_events)"),
     ("out_of_scope", "id", r"test_utils\.py::test_runnable_callable_tracing",
      "langsmith tracing (a node's run tree)"),
-    ("out_of_scope", "msg", r"MessagesState|add_messages", "langchain messages"),
+    ("out_of_scope", "msg", r"MessagesState|add_messages|RemoveMessage", "langchain messages"),
     ("out_of_scope", "msg", r"object has no attribute '(map|pipe|with_retry|bind)'",
      "langchain Runnable methods (.map, .pipe ...)"),
     ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
