@@ -72,6 +72,7 @@ class Pregel:
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
     debug: bool = False  # compile(debug=True): every run prints its updates and values
+    step_timeout: float | None = None  # seconds a super-step may take, else TimeoutError
 
     def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
                  input_channels: str = START, output_channels: list[str],

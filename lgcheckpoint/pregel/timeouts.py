@@ -1,0 +1,134 @@
+"""Node timeouts: each attempt of an async node runs beside two watchdogs, one per limit.
+
+A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout=...)``,
+``@entrypoint(timeout=...)``, or a ``Send(..., timeout=...)`` (over its node's). The runner
+(runner.arun_task) runs each attempt through ``run_timed``:
+
+| case                                         | what happens                                    |
+|----------------------------------------------|-------------------------------------------------|
+| no policy                                    | the attempt is awaited as it is                 |
+| ``run_timeout`` seconds pass                 | attempt cancelled, NodeTimeoutError kind="run"  |
+| ``idle_timeout`` passes without progress     | attempt cancelled, NodeTimeoutError kind="idle" |
+| progress, any ``refresh_on``                 | ``runtime.heartbeat()``                         |
+| progress, ``refresh_on="auto"`` only         | custom stream output, @task calls               |
+| output after the timeout                     | dropped; a @task call is refused (cancelled)    |
+| the node raises TimeoutError itself          | it propagates unchanged: not our timeout        |
+| the node raises asyncio.CancelledError       | NodeCancelledError: a failure, not a stop       |
+| NodeTimeoutError and a RetryPolicy           | retried like any error; each try a fresh clock  |
+| what is saved                                | as for any failure: the task's ERROR write, no  |
+|                                              | writes of its own; resuming runs it again       |
+| a sync node with a policy                    | refused with ValueError when the graph is built |
+|                                              | (a thread cannot be cancelled)                  |
+| blocking code in an async node (time.sleep)  | the watchdogs fire only when it yields          |
+
+A graph's ``step_timeout`` (seconds for a whole super-step) is the runner's: runner.py.
+Next: pregel/runner.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import suppress
+from typing import Any, Awaitable, Callable
+
+from lgcheckpoint.errors import NodeTimeoutError
+from lgcheckpoint.types import TimeoutPolicy
+
+SYNC_REFUSED = ("Node timeouts are only supported for async nodes because sync Python "
+                "execution cannot be safely cancelled in-process.")
+
+
+def sync_timeout_refused(name: str, kind: str = "Node") -> ValueError:
+    """The error for a timeout on a sync function: make it `async def`, or drop the timeout."""
+    return ValueError(f"{SYNC_REFUSED} {kind} {name!r} is sync: make it `async def` and run "
+                      "the graph with ainvoke/astream, or remove timeout=")
+
+
+def task_timeout(task: Any) -> TimeoutPolicy | None:
+    """A Send's own policy wins over its node's."""
+    return task.timeout or task.node.timeout
+
+
+class AttemptClock:
+    """The idle clock of one timed attempt: progress resets it; closing it drops late output."""
+
+    def __init__(self, policy: TimeoutPolicy) -> None:
+        self.policy, self.open = policy, True
+        self.started = self.last_progress = time.monotonic()
+
+    def heartbeat(self) -> None:
+        """Explicit progress (runtime.heartbeat): refreshes the idle clock in every mode."""
+        self.last_progress = time.monotonic()
+
+    def progress(self) -> None:
+        """Output the graph sees: refreshes the idle clock only under refresh_on="auto"."""
+        if self.policy.refresh_on == "auto":
+            self.heartbeat()
+
+    def guard_writer(self, writer: Callable[[Any], None]) -> Callable[[Any], None]:
+        """A stream writer that counts as progress and goes quiet once the attempt timed out."""
+        def write(chunk: Any) -> None:
+            if self.open:
+                self.progress()
+                writer(chunk)
+        return write
+
+    async def idle_expired(self) -> str:
+        """Return "idle" once idle_timeout seconds pass without progress."""
+        while (left := self.last_progress + self.policy.idle_timeout - time.monotonic()) > 0:
+            await asyncio.sleep(left)
+        return "idle"
+
+    async def run_expired(self) -> str:
+        await asyncio.sleep(self.policy.run_timeout)
+        return "run"
+
+
+def note_call(parent: Any) -> None:
+    """A @task call is progress of its caller; after the caller timed out it is refused."""
+    clock = getattr(parent, "clock", None)
+    if clock is None:
+        return
+    if not clock.open:
+        raise asyncio.CancelledError(f"'{parent.name}' timed out; its call is not run")
+    clock.progress()
+
+
+async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
+    """Await one attempt; if a limit of the task's policy passes first, cancel it and raise."""
+    policy = task_timeout(task)
+    if policy is None:
+        return await attempt()
+    clock = task.clock = AttemptClock(policy)
+    body = asyncio.ensure_future(attempt())  # a copy of our context: current_task stays set
+    watchdogs = [asyncio.ensure_future(expired()) for limit, expired in (
+        (policy.idle_timeout, clock.idle_expired), (policy.run_timeout, clock.run_expired))
+        if limit is not None]
+    try:
+        done, _ = await asyncio.wait([body, *watchdogs], return_when=asyncio.FIRST_COMPLETED)
+        if body in done:  # finished in time (even if a watchdog fired at the same moment)
+            return body.result()
+        kind = next(w.result() for w in watchdogs if w in done)
+        task.writes.clear()  # nothing of a timed-out attempt is saved
+        raise NodeTimeoutError(task.name, time.monotonic() - clock.started, kind=kind,
+                               idle_timeout=policy.idle_timeout, run_timeout=policy.run_timeout)
+    finally:
+        clock.open = False
+        for future in (body, *watchdogs):
+            future.cancel()
+        if not body.done():  # it stops at its next await; nobody reads its error
+            body.add_done_callback(drain)
+        task.clock = None
+
+
+def drain(future: asyncio.Future) -> None:
+    """Mark a cancelled attempt's outcome as read, so asyncio does not log it."""
+    with suppress(asyncio.CancelledError, Exception):
+        future.exception()
+
+
+def cancelled_by_node() -> bool:
+    """A CancelledError while nobody cancels our asyncio task was raised by the node itself."""
+    current = asyncio.current_task()
+    return current is None or current.cancelling() == 0
