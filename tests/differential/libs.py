@@ -19,6 +19,8 @@ NAMES: dict[str, tuple[str, str]] = {
     "Command": ("types", "Command"),
     "Send": ("types", "Send"),
     "RetryPolicy": ("types", "RetryPolicy"),
+    "TimeoutPolicy": ("types", "TimeoutPolicy"),
+    "NodeTimeoutError": ("errors", "NodeTimeoutError"),
     "StateUpdate": ("types", "StateUpdate"),
     "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
     "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),
