@@ -111,11 +111,10 @@ def task_runtime(task: Any) -> Runtime:
     info = ExecutionInfo(conf.get(CHECKPOINT_ID) or "", task.ns, task.id, conf.get("thread_id"),
                          task.config.get("run_id"), task.attempt, task.first_attempt_time)
     writer = conf.get(WRITER) or base.stream_writer
-    runtime = replace(base, previous=previous, execution_info=info, stream_writer=writer)
-    if (clock := getattr(task, "clock", None)) is not None:  # a timed attempt (timeouts.py)
-        return replace(runtime, heartbeat=clock.heartbeat,
-                       stream_writer=clock.guard_writer(writer))
-    return runtime
+    from lgcheckpoint.pregel.timeouts import timed_runtime  # here: pregel imports this module
+
+    return timed_runtime(replace(base, previous=previous, execution_info=info,
+                                 stream_writer=writer))
 
 
 def get_runtime(context_schema: Any = None) -> Runtime:

@@ -147,6 +147,32 @@ def test_custom_stream_output_is_progress_only_under_refresh_on_auto():
         run(strict.ainvoke({"x": 0}))
 
 
+def test_output_inside_a_timed_subgraph_node_is_its_progress():
+    async def chatty(state):
+        write = get_stream_writer()
+        for i in range(5):
+            await asyncio.sleep(TICK)
+            write(i)
+        return {"x": 5}
+    inner = one_node(chatty).compile()
+    for refresh_on, finishes in (("auto", True), ("heartbeat", False)):
+        outer = one_node(inner, timeout=TimeoutPolicy(idle_timeout=IDLE, refresh_on=refresh_on),
+                         retry_policy=NO_RETRY).compile()
+        if finishes:
+            assert run(outer.ainvoke({"x": 0}))["x"] == 5
+        else:
+            with pytest.raises(NodeTimeoutError):
+                run(outer.ainvoke({"x": 0}))
+
+
+def test_a_timed_subgraph_node_refuses_a_sync_run():
+    inner = one_node(lambda s: {"x": 1}).compile()
+    graph = one_node(inner, timeout=1.0).compile()  # a subgraph can be cancelled: accepted
+    with pytest.raises(ValueError, match="run the graph with ainvoke"):
+        graph.invoke({"x": 0})
+    assert run(graph.ainvoke({"x": 0}))["x"] == 1
+
+
 async def collect(stream):
     return [chunk async for chunk in stream]
 

@@ -77,7 +77,6 @@ class Task:
     attempt: int = 1  # which try of its retry policy is running (runner.run_task)
     first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
     timeout: Any = None  # a Send's own TimeoutPolicy, over its node's (pregel/timeouts.py)
-    clock: Any = None  # the idle clock of the running timed attempt (pregel/timeouts.py)
 
 
 class InputWrites(NamedTuple):

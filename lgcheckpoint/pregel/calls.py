@@ -67,7 +67,7 @@ def submit(call: Call) -> Any:
     if parent is None or CALL not in parent.config[CONF]:
         raise RuntimeError(f"Task '{call.name}' was called outside a running graph: call it from "
                            "an @entrypoint function, another @task or a graph node")
-    timeouts.note_call(parent)  # progress of a timed caller
+    timeouts.note_call(call.name)  # progress of a timed caller
     return parent.config[CONF][CALL].submit(parent, call)
 
 

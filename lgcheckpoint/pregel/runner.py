@@ -155,6 +155,8 @@ def command_for(task: Task, exc: ParentCommand) -> Command:
 
 def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
+    if timeouts.task_timeout(task) is not None:  # only an async run can cancel an attempt
+        raise timeouts.sync_run_refused(task.name)
     for attempts in itertools.count(1):
         task.writes.clear()
         task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()

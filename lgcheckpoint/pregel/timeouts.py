@@ -9,8 +9,11 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | no policy                                    | the attempt is awaited as it is                 |
 | ``run_timeout`` seconds pass                 | attempt cancelled, NodeTimeoutError kind="run"  |
 | ``idle_timeout`` passes without progress     | attempt cancelled, NodeTimeoutError kind="idle" |
-| progress, any ``refresh_on``                 | ``runtime.heartbeat()``                         |
-| progress, ``refresh_on="auto"`` only         | custom stream output, @task calls               |
+| progress, any ``refresh_on``                 | ``runtime.heartbeat()`` (of the innermost)      |
+| progress, ``refresh_on="auto"`` only         | custom stream output, @task calls, also made    |
+|                                              | inside a subgraph node or a call it started     |
+| a subgraph's steps; LangChain callbacks      | not progress here (LangGraph counts the chunks  |
+|                                              | a subgraph streams, and callback events)        |
 | output after the timeout                     | dropped; a @task call is refused (cancelled)    |
 | the node raises TimeoutError itself          | it propagates unchanged: not our timeout        |
 | the node raises asyncio.CancelledError       | NodeCancelledError: a failure, not a stop       |
@@ -19,6 +22,7 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 |                                              | writes of its own; resuming runs it again       |
 | a sync node with a policy                    | refused with ValueError when the graph is built |
 |                                              | (a thread cannot be cancelled)                  |
+| a timed subgraph node in a sync run (invoke) | refused with ValueError: use ainvoke/astream    |
 | blocking code in an async node (time.sleep)  | the watchdogs fire only when it yields          |
 
 A graph's ``step_timeout`` (seconds for a whole super-step) is the runner's: runner.py.
@@ -30,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import suppress
+from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from lgcheckpoint.errors import NodeTimeoutError
@@ -43,6 +49,12 @@ def sync_timeout_refused(name: str, kind: str = "Node") -> ValueError:
     """The error for a timeout on a sync function: make it `async def`, or drop the timeout."""
     return ValueError(f"{SYNC_REFUSED} {kind} {name!r} is sync: make it `async def` and run "
                       "the graph with ainvoke/astream, or remove timeout=")
+
+
+def sync_run_refused(name: str) -> ValueError:
+    """The error for a timed node (a subgraph) met by a sync run, which cannot cancel it."""
+    return ValueError(f"{SYNC_REFUSED} Node {name!r} has a timeout: run the graph with "
+                      "ainvoke/astream")
 
 
 def task_timeout(task: Any) -> TimeoutPolicy | None:
@@ -66,14 +78,6 @@ class AttemptClock:
         if self.policy.refresh_on == "auto":
             self.heartbeat()
 
-    def guard_writer(self, writer: Callable[[Any], None]) -> Callable[[Any], None]:
-        """A stream writer that counts as progress and goes quiet once the attempt timed out."""
-        def write(chunk: Any) -> None:
-            if self.open:
-                self.progress()
-                writer(chunk)
-        return write
-
     async def idle_expired(self) -> str:
         """Return "idle" once idle_timeout seconds pass without progress."""
         while (left := self.last_progress + self.policy.idle_timeout - time.monotonic()) > 0:
@@ -85,14 +89,35 @@ class AttemptClock:
         return "run"
 
 
-def note_call(parent: Any) -> None:
-    """A @task call is progress of its caller; after the caller timed out it is refused."""
-    clock = getattr(parent, "clock", None)
-    if clock is None:
-        return
-    if not clock.open:
-        raise asyncio.CancelledError(f"'{parent.name}' timed out; its call is not run")
-    clock.progress()
+# the open timed attempts this code runs inside, innermost last: a subgraph or a @task call
+# started by a timed node runs in a copy of its context, so its output is that node's progress
+open_clocks: ContextVar[tuple[AttemptClock, ...]] = ContextVar("open_clocks", default=())
+
+
+def timed_runtime(runtime: Any) -> Any:
+    """A node's Runtime inside timed attempts: heartbeat() is the innermost one's progress,
+    custom stream output everyone's (and is dropped once one of them timed out)."""
+    clocks = open_clocks.get()
+    if not clocks:
+        return runtime
+    writer = runtime.stream_writer
+
+    def write(chunk: Any) -> None:
+        if all(clock.open for clock in clocks):
+            for clock in clocks:
+                clock.progress()
+            writer(chunk)
+
+    return replace(runtime, heartbeat=clocks[-1].heartbeat, stream_writer=write)
+
+
+def note_call(name: str) -> None:
+    """A @task call is progress of the timed attempts it runs in; after a timeout, refused."""
+    clocks = open_clocks.get()
+    if not all(clock.open for clock in clocks):
+        raise asyncio.CancelledError(f"the caller timed out: task '{name}' is not run")
+    for clock in clocks:
+        clock.progress()
 
 
 async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
@@ -100,8 +125,10 @@ async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
     policy = task_timeout(task)
     if policy is None:
         return await attempt()
-    clock = task.clock = AttemptClock(policy)
-    body = asyncio.ensure_future(attempt())  # a copy of our context: current_task stays set
+    clock = AttemptClock(policy)
+    token = open_clocks.set((*open_clocks.get(), clock))
+    body = asyncio.ensure_future(attempt())  # runs in a copy of this context, clock included
+    open_clocks.reset(token)
     watchdogs = [asyncio.ensure_future(expired()) for limit, expired in (
         (policy.idle_timeout, clock.idle_expired), (policy.run_timeout, clock.run_expired))
         if limit is not None]
@@ -119,7 +146,6 @@ async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
             future.cancel()
         if not body.done():  # it stops at its next await; nobody reads its error
             body.add_done_callback(drain)
-        task.clock = None
 
 
 def drain(future: asyncio.Future) -> None:
