@@ -6,6 +6,7 @@ What LangGraph saves when a node times out is compared in tests/differential/tes
 
 import asyncio
 import operator
+import time
 from datetime import timedelta
 from typing import Annotated, TypedDict
 
@@ -326,16 +327,18 @@ def test_step_timeout_cancels_the_slow_task_and_keeps_the_finished_ones():
     assert tasks["slow"].error == "CancelledError()"
 
 
-def test_step_timeout_in_a_sync_run():
+def test_step_timeout_in_a_sync_run_keeps_what_the_late_thread_wrote():
     def slow(state):
-        import time
-        time.sleep(0.5)  # a thread cannot be stopped: it finishes, its result is dropped
-        return {"x": 1}
+        time.sleep(0.3)  # a thread cannot be stopped: the step waits for it, then raises
+        return {"log": ["slow"]}
+    saver, cfg = InMemorySaver(), {"configurable": {"thread_id": "t"}}
     graph = (StateGraph(State).add_node("slow", slow).add_node("other", lambda s: {"x": 2})
-             .add_edge(START, "slow").add_edge(START, "other").compile())
+             .add_edge(START, "slow").add_edge(START, "other").compile(checkpointer=saver))
     graph.step_timeout = QUICK
     with pytest.raises(TimeoutError):
-        graph.invoke({"x": 0, "log": []})
+        graph.invoke({"x": 0, "log": []}, cfg)
+    writes = {(channel, str(value)) for _tid, channel, value in saver.get_tuple(cfg).pending_writes}
+    assert writes == {("log", "['slow']"), ("x", "2")}
 
 
 # --- names LangGraph code imports -------------------------------------------------------------

@@ -220,8 +220,8 @@ def step_timed_out(errors: list[BaseException]) -> None:
 
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
-    Past graph.step_timeout it raises TimeoutError; a thread cannot be stopped, so a task still
-    running goes on in its thread and what it returns is dropped."""
+    Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
+    (nothing can stop a thread) and their tasks are committed too, as LangGraph does."""
     errors: list[BaseException] = []
     if len(tasks) == 1 and graph.step_timeout is None:
         try:
@@ -235,13 +235,19 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
         futures = {pool_holder[0].submit(contextvars.copy_context().run, run_task, t, graph): t
                    for t in tasks}
+        finished: list = []
+
+        def finish(fut: concurrent.futures.Future) -> None:
+            finished.append(fut)
+            commit(futures[fut], exc := fut.exception())
+            if exc is not None:
+                errors.append(exc)
         try:
             for fut in concurrent.futures.as_completed(futures, timeout=graph.step_timeout):
-                exc = fut.exception()
-                commit(futures[fut], exc)
-                if exc is not None:
-                    errors.append(exc)
+                finish(fut)
         except TimeoutError:
+            for fut in concurrent.futures.as_completed(set(futures) - set(finished)):
+                finish(fut)
             step_timed_out(errors)
     raise_step_errors(errors)
 
