@@ -21,6 +21,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "RetryPolicy": ("types", "RetryPolicy"),
     "TimeoutPolicy": ("types", "TimeoutPolicy"),
     "NodeTimeoutError": ("errors", "NodeTimeoutError"),
+    "JsonPlusSerializer": ("checkpoint.serde.jsonplus", "JsonPlusSerializer"),
     "StateUpdate": ("types", "StateUpdate"),
     "InMemorySaver": ("checkpoint.memory", "InMemorySaver"),
     "SqliteSaver": ("checkpoint.sqlite", "SqliteSaver"),

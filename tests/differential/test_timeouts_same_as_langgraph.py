@@ -164,3 +164,15 @@ def test_same_as_langgraph(name):
 def test_same_as_langgraph_on_async_saver(name, async_saver_factory):  # noqa: F811
     scenario, factory = CAUSES[name], async_saver_factory
     assert_same(name, record(scenario, LANGGRAPH, factory), record(scenario, OURS, factory))
+
+
+def test_a_send_with_a_timeout_is_stored_as_langgraph_stores_it():
+    """Same bytes both ways: a pending Send keeps its TimeoutPolicy across the two libraries."""
+    stored = {}
+    for lib in (LANGGRAPH, OURS):
+        packet = lib.Send("work", {"x": 1}, timeout=lib.TimeoutPolicy(run_timeout=1,
+                                                                      idle_timeout=2))
+        stored[lib.name] = lib.JsonPlusSerializer().dumps_typed(packet)
+    assert stored["langgraph"] == stored["ours"]
+    back = OURS.JsonPlusSerializer().loads_typed(stored["langgraph"])
+    assert back.timeout == OURS.TimeoutPolicy(run_timeout=1.0, idle_timeout=2.0)
