@@ -114,6 +114,22 @@ def send_with_its_own_timeout(lib: Run):
 
 
 @scenario
+def timed_node_interrupts_and_resumes(lib: Run):
+    """An interrupt inside a timed node is not a failure: it waits, and the answer resumes it."""
+    async def ask(state: State) -> dict:
+        lib.count("ask")
+        answer = lib.interrupt("how many?")
+        return {"x": answer, "log": ["ask"]}
+
+    g = lib.StateGraph(State)
+    g.add_node("ask", ask, timeout=lib.TimeoutPolicy(run_timeout=5, idle_timeout=5))
+    g.add_edge(lib.START, "ask")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.ainvoke(graph, {"x": 0, "log": []}, thread(1))
+    lib.ainvoke(graph, lib.Command(resume=3), thread(1))
+
+
+@scenario
 def step_timeout_cancels_the_slow_task(lib: Run):
     """A graph's step_timeout: quick finishes and is saved, slow is cancelled; resume runs slow."""
     async def quick(state: State) -> dict:
