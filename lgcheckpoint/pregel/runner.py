@@ -212,10 +212,10 @@ def raise_step_errors(errors: list[BaseException]) -> None:
         raise GraphInterrupt(tuple(i for e in errors for i in e.interrupts))
 
 
-def step_timed_out(errors: list[BaseException]) -> None:
+def step_timed_out(errors: list[BaseException], timeout_error: type = TimeoutError) -> None:
     """Past the graph's step_timeout: a task's own error first, else TimeoutError."""
     raise_step_errors(errors)
-    raise asyncio.TimeoutError("Timed out")  # the builtin TimeoutError, as in LangGraph
+    raise timeout_error("Timed out")  # LangGraph's words; one class since Python 3.11
 
 
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
@@ -245,7 +245,7 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
         try:
             for fut in concurrent.futures.as_completed(futures, timeout=graph.step_timeout):
                 finish(fut)
-        except TimeoutError:
+        except concurrent.futures.TimeoutError:
             for fut in concurrent.futures.as_completed(set(futures) - set(finished)):
                 finish(fut)
             step_timed_out(errors)
@@ -276,7 +276,7 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
                 for fut in [f for f in running if f in pending]:
                     fut.cancel()
                     commit(running[fut], asyncio.CancelledError())
-                step_timed_out(errors)
+                step_timed_out(errors, asyncio.TimeoutError)
             for fut in [f for f in running if f in done]:  # a set has no order; tasks do
                 commit(running[fut], exc := fut.exception())
                 if exc is not None:
