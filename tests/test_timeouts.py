@@ -198,7 +198,7 @@ def test_a_timeout_the_node_raises_itself_is_not_ours():
     async def inner_timeout(state):
         raise asyncio.TimeoutError("inner")
     graph = one_node(inner_timeout, timeout=TimeoutPolicy(idle_timeout=1.0)).compile()
-    with pytest.raises(TimeoutError, match="inner"):
+    with pytest.raises(asyncio.TimeoutError, match="inner"):
         run(graph.ainvoke({"x": 0}))
 
 
@@ -322,7 +322,7 @@ def test_step_timeout_cancels_the_slow_task_and_keeps_the_finished_ones():
     async def consume():
         async for chunk in graph.astream({"x": 0, "log": []}, cfg, stream_mode="updates"):
             seen.append(chunk)
-    with pytest.raises(TimeoutError, match="Timed out"):
+    with pytest.raises(asyncio.TimeoutError, match="Timed out"):
         run(consume())
     assert seen == [{"quick": {"log": ["quick"]}}]
     tasks = {t.name: t for t in run(graph.aget_state(cfg)).tasks}
