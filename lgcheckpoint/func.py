@@ -174,8 +174,6 @@ class entrypoint:  # noqa: N801 - LangGraph's name
         if not params:
             raise ValueError("Entrypoint function must have at least one parameter")
         input_type, output_type, save_type = self.types(params[0], func)
-        if self.timeout is not None and not is_async(func):
-            raise sync_timeout_refused(func.__name__)
         node = EntrypointNode(func.__name__, func, [START], START, frozenset(),
                               retry_policy=self.retry_policy, cache_policy=self.cache_policy,
                               timeout=self.timeout)
@@ -185,7 +183,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                       END: LastValue(output_type, key=END),
                       PREVIOUS: LastValue(save_type, key=PREVIOUS)},
             checkpointer=self.allowlisted(self.checkpointer, input_type, output_type, save_type),
-            input_channels=START, output_channels=END, stream_channels=END,
+            input_channels=START, output_channels=END, stream_channels=END, stream_mode="updates",
             context_schema=self.context_schema,
             cache=self.allowlisted(self.cache, input_type, output_type, save_type))
         # task calls without their own retry or cache policy use the entrypoint's

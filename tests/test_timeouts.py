@@ -13,6 +13,7 @@ from typing import Annotated, TypedDict
 
 import pytest
 
+from lgcheckpoint.channels import EphemeralValue, LastValue
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.config import get_stream_writer
@@ -20,6 +21,7 @@ from lgcheckpoint.constants import ERROR
 from lgcheckpoint.errors import NodeCancelledError, NodeError, NodeTimeoutError
 from lgcheckpoint.func import entrypoint, task
 from lgcheckpoint.graph import END, START, StateGraph
+from lgcheckpoint.pregel import NodeBuilder, Pregel
 from lgcheckpoint.runtime import DEFAULT_RUNTIME
 from lgcheckpoint.types import RetryPolicy, Send, TimeoutPolicy
 
@@ -98,6 +100,19 @@ def test_a_sync_task_or_entrypoint_with_a_timeout_is_refused_when_declared():
         @entrypoint(timeout=1)
         def workflow(x):
             return x
+
+
+def test_a_low_level_node_takes_a_timeout_and_its_sync_function_is_refused():
+    def build(fn):
+        node = NodeBuilder().subscribe_only("a").do(fn).set_timeout(QUICK).write_to("b")
+        return Pregel(nodes={"n": node}, channels={"a": EphemeralValue(int), "b": LastValue(int)},
+                      input_channels="a", output_channels="b")
+    with pytest.raises(ValueError, match="Node 'n' is sync"):
+        build(lambda x: x)
+    with pytest.raises(NodeTimeoutError):
+        run(build(sleeper).ainvoke(1))
+    with pytest.raises(ValueError, match="greater than 0"):
+        NodeBuilder().set_timeout(0)
 
 
 # --- an attempt that runs too long ------------------------------------------------------------
