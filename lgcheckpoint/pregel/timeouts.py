@@ -1,7 +1,8 @@
 """Node timeouts: each attempt of an async node runs beside two watchdogs, one per limit.
 
 A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout=...)``,
-``@entrypoint(timeout=...)``, or a ``Send(..., timeout=...)`` (over its node's). The runner
+``@entrypoint(timeout=...)``, ``NodeBuilder().set_timeout(...)``, or a ``Send(..., timeout=...)``
+(over its node's). The runner
 (runner.arun_task) runs each attempt through ``run_timed``:
 
 | case                                         | what happens                                    |
@@ -21,7 +22,7 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | what is saved                                | as for any failure: the task's ERROR write, no  |
 |                                              | writes of its own; resuming runs it again       |
 | a sync node with a policy                    | refused with ValueError when the graph is built |
-|                                              | (a thread cannot be cancelled)                  |
+|                                              | (validate.py; a thread cannot be cancelled)     |
 | a timed subgraph node in a sync run (invoke) | refused with ValueError: use ainvoke/astream    |
 | blocking code in an async node (time.sleep)  | the watchdogs fire only when it yields          |
 
