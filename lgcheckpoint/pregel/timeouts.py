@@ -33,6 +33,8 @@ Next: pregel/runner.py.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import time
 from contextlib import suppress
 from contextvars import ContextVar
@@ -46,9 +48,11 @@ SYNC_REFUSED = ("Node timeouts are only supported for async nodes because sync P
                 "execution cannot be safely cancelled in-process.")
 
 
-def sync_timeout_refused(name: str, kind: str = "Node") -> ValueError:
+def sync_timeout_refused(name: str, kind: str = "Node", func: Any = None) -> ValueError:
     """The error for a timeout on a sync function: make it `async def`, or drop the timeout."""
-    return ValueError(f"{SYNC_REFUSED} {kind} {name!r} is sync: make it `async def` and run "
+    what = "is sync" if func is None or inspect.isroutine(func) or isinstance(
+        func, functools.partial) else f"runs a {type(func).__name__}, not an `async def` function"
+    return ValueError(f"{SYNC_REFUSED} {kind} {name!r} {what}: make it `async def` and run "
                       "the graph with ainvoke/astream, or remove timeout=")
 
 

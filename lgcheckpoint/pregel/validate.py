@@ -26,7 +26,7 @@ def validate_graph(graph: Any) -> None:
     channels, nodes = graph.channels, graph.nodes
     for name, node in nodes.items():
         if node.timeout is not None and not node.is_async and node.subgraph is None:
-            raise sync_timeout_refused(name)
+            raise sync_timeout_refused(name, func=node.func)
     known = f"not in known channels: {sorted(channels)!r}"
     for kind, names in (("Channel", channels), ("Node", nodes)):
         for name in names:
