@@ -229,6 +229,24 @@ def test_a_node_that_swallows_cancellation_still_times_out():
         run(graph.ainvoke({"x": 0}))
 
 
+def test_a_timed_out_attempt_that_ignores_its_cancellation_writes_nothing():
+    attempts = []
+
+    async def stubborn_then_slow(state):
+        attempts.append(1)
+        if len(attempts) == 1:
+            try:
+                await asyncio.sleep(1.0)
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.1)  # goes on after its timeout ...
+            return {"x": 99}  # ... and returns while the retry runs
+        await asyncio.sleep(0.3)
+        return {"x": 1}
+    retry = RetryPolicy(initial_interval=0, jitter=False, retry_on=NodeTimeoutError)
+    graph = one_node(stubborn_then_slow, timeout=0.5, retry_policy=retry).compile()
+    assert run(graph.ainvoke({"x": 0}))["x"] == 1
+
+
 def test_a_send_timeout_wins_over_its_nodes():
     async def slow(state):
         await asyncio.sleep(0.3)

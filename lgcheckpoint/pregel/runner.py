@@ -83,6 +83,7 @@ async def acall_node(task: Task) -> Any:
 
 def collect_writes(task: Task, result: Any, graph: Any) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
+    timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
     return [(b, call_user(task, b.path, branch_state(b, task), b.injects))
@@ -105,6 +106,7 @@ def branch_input(branch: Any, state: dict, node_input: Any) -> Any:
 
 
 def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
+    timeouts.ensure_open(task)  # an async path function may have outlived the timeout
     for branch, result in routes:
         task.writes.extend(branch_writes(branch.destinations(result)))
     check_sends(task, graph.nodes)

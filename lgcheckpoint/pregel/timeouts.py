@@ -16,6 +16,8 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | a subgraph's steps; LangChain callbacks      | not progress here (LangGraph counts the chunks  |
 |                                              | a subgraph streams, and callback events)        |
 | output after the timeout                     | dropped; a @task call is refused (cancelled)    |
+| an attempt that ignores its cancellation     | its result is dropped (ensure_open), the error  |
+|                                              | raised and the next attempt run all the same    |
 | the node raises TimeoutError itself          | it propagates unchanged: not our timeout        |
 | the node raises asyncio.CancelledError       | NodeCancelledError: a failure, not a stop       |
 | NodeTimeoutError and a RetryPolicy           | retried like any error; each try a fresh clock  |
@@ -123,6 +125,13 @@ def note_call(name: str) -> None:
         raise asyncio.CancelledError(f"the caller timed out: task '{name}' is not run")
     for clock in clocks:
         clock.progress()
+
+
+def ensure_open(task: Any) -> None:
+    """Stop a timed-out attempt that ignored its cancellation before it writes anything: the
+    task's writes belong to its next attempt by now."""
+    if task_timeout(task) is not None and not open_clocks.get()[-1].open:
+        raise asyncio.CancelledError(f"'{task.name}' timed out; this attempt's writes are dropped")
 
 
 async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
