@@ -10,6 +10,7 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 
 class InvalidUpdateError(Exception):
@@ -29,7 +30,14 @@ class GraphInterrupt(Exception):
 
 
 class NodeInterrupt(GraphInterrupt):
-    """Kept for LangGraph compatibility: raise it from a node to interrupt with a value."""
+    """Deprecated (LangGraph 1.0; use types.interrupt): raise it in a node to stop with a value."""
+
+    def __init__(self, value, id=None):
+        from lgcheckpoint.types import Interrupt  # types imports this module
+
+        warn_deprecated("NodeInterrupt is deprecated. Please use `lgcheckpoint.types.interrupt` "
+                        "instead.", LangGraphDeprecatedSinceV10)
+        super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
 
 
 class ParentCommand(Exception):
@@ -50,6 +58,19 @@ def refuse_unimplemented(call: str, options: dict) -> None:
         if value not in (None, False, (), "v1"):
             raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
                             "or run this graph on LangGraph")
+
+
+INVALID_RESUME_MARK = "_lgcheckpoint_invalid_resume"  # set on the error, so any class can carry it
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    """Tag an error as "the resume value did not match the interrupt's response_schema"."""
+    setattr(error, INVALID_RESUME_MARK, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Was ``error`` raised because an answer did not fit ``interrupt(response_schema=...)``?"""
+    return getattr(error, INVALID_RESUME_MARK, False) is True
 
 
 class ThreadBusyError(RuntimeError):

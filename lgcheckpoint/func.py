@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable, Generic, Sequence, TypeVar, get_args, get_origin
@@ -27,7 +26,11 @@ from lgcheckpoint.pregel.caching import call_namespace
 from lgcheckpoint.pregel.calls import Call, submit
 from lgcheckpoint.pregel.node import INJECTABLE, Node, Write, accepts
 from lgcheckpoint.pregel.timeouts import sync_timeout_refused
+from lgcheckpoint.pregel.validate import check_checkpointer
 from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
+from lgcheckpoint.warnings import renamed_option
 
 __all__ = ["entrypoint", "task"]
 
@@ -48,15 +51,6 @@ def check_policy(policy: Any, where: str) -> CachePolicy | None:
         raise TypeError(f"{where}(cache_policy=...) takes a CachePolicy(key_func=..., ttl=...) "
                         f"(lgcheckpoint.types), got {policy!r}")
     return policy
-
-
-def renamed_option(kwargs: dict, old: str, new: str, value: Any) -> Any:
-    """LangGraph's deprecated spelling of an option (retry=, config_schema=): warn, then use it."""
-    if old not in kwargs:
-        return value
-    warnings.warn(f"`{old}` is deprecated: use `{new}`", DeprecationWarning, stacklevel=3)
-    old_value = kwargs.pop(old)
-    return old_value if value is None else value
 
 
 class TaskFunction:
@@ -96,7 +90,7 @@ def task(__func_or_none__: Callable | None = None, *, name: str | None = None,
          cache_policy: CachePolicy | None = None,
          timeout: float | timedelta | TimeoutPolicy | None = None, **kwargs: Any) -> Any:
     """Decorate a function whose calls are saved: @task or @task(name=..., retry_policy=...)."""
-    retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
+    retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
     refuse_unimplemented("task", kwargs)
     check_policy(cache_policy, "task")
     timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails at once, not at the first call
@@ -158,11 +152,12 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                  timeout: float | timedelta | TimeoutPolicy | None = None,
                  **kwargs: Any) -> None:
         context_schema = renamed_option(kwargs, "config_schema", "context_schema",
-                                        context_schema)
-        retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
+                                        context_schema, SinceV10)
+        retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
         refuse_unimplemented("entrypoint", {"store": store, **kwargs})
         self.timeout = TimeoutPolicy.coerce(timeout)  # the function's attempts, not its tasks
-        self.checkpointer, self.context_schema = checkpointer, context_schema
+        self.checkpointer = check_checkpointer(checkpointer)
+        self.context_schema = context_schema
         self.cache = check_cache(cache, "entrypoint")
         self.cache_policy = check_policy(cache_policy, "entrypoint")
         self.retry_policy = as_policies(retry_policy)

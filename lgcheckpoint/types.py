@@ -16,7 +16,9 @@ from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequen
 from xxhash import xxh3_128_hexdigest
 
 from lgcheckpoint.checkpoint.base import RunnableConfig
-from lgcheckpoint.constants import NS_SEP, RESUME
+from lgcheckpoint.constants import NS_SEP, OVERWRITE, RESUME
+from lgcheckpoint.response_schema import checked, shown, validator
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
@@ -110,7 +112,7 @@ class Overwrite:
     """Write this value to a reducer channel as is, bypassing the reducer."""
 
     value: Any
-    type: str = "__overwrite__"  # LangGraph's tag, so the write is known after a JSON round trip
+    type: str = OVERWRITE  # LangGraph's tag, so the write is known after a JSON round trip
 
 
 def interrupt_id(ns: str, answered: int) -> str:
@@ -127,7 +129,7 @@ class Interrupt:
 
     value: Any
     id: str  # interrupt_id(task namespace, answers so far)
-    response_schema: Any  # kept for LangGraph parity; lgcheckpoint never validates it
+    response_schema: Any  # JSON Schema of the expected answer, or None (response_schema.py)
 
     def __init__(self, value: Any, id: str = "placeholder-id", *, response_schema: Any = None,
                  **old: Any) -> None:
@@ -145,6 +147,13 @@ class Interrupt:
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated (LangGraph 1.0): the same as ``id``."""
+        warn_deprecated("`interrupt_id` is deprecated. Use `id` instead.",
+                        LangGraphDeprecatedSinceV10)
+        return self.id
 
 
 def _default_retry_on(exc: BaseException) -> bool:
@@ -285,8 +294,9 @@ class StateSnapshot(NamedTuple):
 current_task: contextvars.ContextVar[Any] = contextvars.ContextVar("lgcheckpoint_task")
 
 
-def interrupt(value: Any) -> Any:
-    """Pause the graph and surface `value`; on resume, return the answer instead."""
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
+    """Pause the graph and surface `value`; on resume, return the answer (checked against
+    `response_schema` when it is a class: see response_schema.py)."""
     task = current_task.get(None)
     if task is None:
         raise RuntimeError(
@@ -295,17 +305,22 @@ def interrupt(value: Any) -> Any:
         )
     from lgcheckpoint.errors import GraphInterrupt
 
+    adapter = validator(response_schema)
     pad = task.scratchpad
     idx = pad.interrupt_counter
     pad.interrupt_counter += 1
     # answered before: replay the answer, and remember all answers so far
     if idx < len(pad.resume):
+        answer = checked(adapter, pad.resume[idx])  # an answer that does not fit is not saved
         task.writes.append((RESUME, pad.resume[: idx + 1]))
-        return pad.resume[idx]
+        return answer
     # answered just now by Command(resume=value)
     answer = pad.null_resume.pop() if pad.null_resume else None  # one answer, first asker
     if answer is not None:
-        pad.resume.append(answer)
+        valid = checked(adapter, answer)
+        pad.resume.append(answer)  # saved as given; validated again on every replay
         task.writes.append((RESUME, list(pad.resume)))
-        return answer
-    raise GraphInterrupt((Interrupt(value, interrupt_id(pad.ns, len(pad.resume))),))
+        return valid
+    asked = Interrupt(value, interrupt_id(pad.ns, len(pad.resume)),
+                      response_schema=shown(response_schema, adapter))
+    raise GraphInterrupt((asked,))

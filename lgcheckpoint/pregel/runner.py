@@ -12,6 +12,7 @@ import concurrent.futures
 import contextvars
 import itertools
 import random
+import threading
 import time
 from dataclasses import replace
 from typing import Any, Callable
@@ -206,6 +207,37 @@ async def aattempt(task: Task, graph: Any) -> None:
 
 
 # --- one step --------------------------------------------------------------------------------
+def max_concurrency(tasks: list[Task]) -> int | None:
+    """config["max_concurrency"]: how many of a step's tasks may run at once (None: all)."""
+    limit = tasks[0].config.get("max_concurrency") if tasks else None
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ValueError(f"max_concurrency must be a positive int (or None), got {limit!r}")
+    return limit
+
+
+def gated(semaphore: Callable[[int], Any], tasks: list[Task]) -> Callable[[Callable], Callable]:
+    """Wrap a task runner so at most max_concurrency of the step's tasks run at once (the
+    @task calls they make are not counted: a caller waiting on its call would hold a slot)."""
+    limit = max_concurrency(tasks)
+    if limit is None:
+        return lambda run: run
+    gate = semaphore(limit)
+
+    def wrap(run: Callable) -> Callable:
+        if asyncio.iscoroutinefunction(run):
+            async def arun(*args: Any) -> Any:
+                async with gate:
+                    return await run(*args)
+            return arun
+
+        def run_gated(*args: Any) -> Any:
+            with gate:
+                return run(*args)
+        return run_gated
+
+    return wrap
+
+
 def raise_step_errors(errors: list[BaseException]) -> None:
     """A real error beats interrupts; all interrupts of a step surface together."""
     if real := [e for e in errors if not isinstance(e, GraphInterrupt)]:
@@ -235,8 +267,9 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     elif tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
-        futures = {pool_holder[0].submit(contextvars.copy_context().run, run_task, t, graph): t
-                   for t in tasks}
+        gate = gated(threading.BoundedSemaphore, tasks)
+        futures = {pool_holder[0].submit(contextvars.copy_context().run, gate(run_task), t,
+                                         graph): t for t in tasks}
         finished: list = []
 
         def finish(fut: concurrent.futures.Future) -> None:
@@ -267,7 +300,8 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
             commit(tasks[0], exc)
             errors.append(exc)
     elif tasks:
-        running = {asyncio.ensure_future(arun_task(t, graph)): t for t in tasks}
+        gate = gated(asyncio.Semaphore, tasks)
+        running = {asyncio.ensure_future(gate(arun_task)(t, graph)): t for t in tasks}
         pending = set(running)
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending:

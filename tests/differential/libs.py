@@ -31,6 +31,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "get_stream_writer": ("config", "get_stream_writer"),
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
+    "NodeInterrupt": ("errors", "NodeInterrupt"),
     "UntrackedValue": ("channels", "UntrackedValue"),
     "DeltaChannel": ("channels", "DeltaChannel"),
     "LastValue": ("channels", "LastValue"),
