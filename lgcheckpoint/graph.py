@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import warnings
+from datetime import timedelta
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import NotRequired, Required, get_type_hints
@@ -28,7 +29,7 @@ from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
-from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
+from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
 from lgcheckpoint.warnings import renamed_option
@@ -120,6 +121,7 @@ class NodeSpec(NamedTuple):
     defer: bool
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
+    timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
 
     @property
     def runnable(self) -> NodeSpec:
@@ -193,11 +195,14 @@ class StateGraph:
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
                  destinations: Sequence[str] | dict[str, str] | None = None,
-                 cache_policy: CachePolicy | None = None, **options: Any) -> StateGraph:
+                 cache_policy: CachePolicy | None = None,
+                 timeout: float | timedelta | TimeoutPolicy | None = None,
+                 **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
         retry_policy = renamed_option(options, "retry", "retry_policy", retry_policy, SinceV05)
         input_schema = renamed_option(options, "input", "input_schema", input_schema, SinceV05)
-        refuse_unimplemented("add_node", options)  # error_handler=, timeout=...
+        refuse_unimplemented("add_node", options)  # error_handler=...
+        timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -220,7 +225,7 @@ class StateGraph:
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
-                                    defer, ends, cache_policy)
+                                    defer, ends, cache_policy, timeout)
         return self
 
     def _inferred_input_schema(self, action: Callable) -> Any:
@@ -338,7 +343,7 @@ class StateGraph:
             nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
                               mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph, managed=managed,
-                              cache_policy=spec.cache_policy)
+                              cache_policy=spec.cache_policy, timeout=spec.timeout)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

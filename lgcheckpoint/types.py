@@ -10,6 +10,7 @@ import contextvars
 import pickle
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
 from xxhash import xxh3_128_hexdigest
@@ -29,18 +30,22 @@ class Send:
 
     __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
+    def __init__(self, /, node: str, arg: Any, *,
+                 timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
         self.node, self.arg = node, arg
-        self.timeout = timeout  # kept for LangGraph parity; lgcheckpoint has no task timeouts
+        # this packet's own limit, over its node's (a number is a run_timeout in seconds)
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Send) and (self.node, self.arg) == (other.node, other.arg)
+        return isinstance(other, Send) and (self.node, self.arg, self.timeout) == (
+            other.node, other.arg, other.timeout)
 
     def __hash__(self) -> int:
-        return hash((self.node, repr(self.arg)))
+        return hash((self.node, repr(self.arg), self.timeout))
 
     def __repr__(self) -> str:
-        return f"Send(node={self.node!r}, arg={self.arg!r})"
+        limit = "" if self.timeout is None else f", timeout={self.timeout!r}"
+        return f"Send(node={self.node!r}, arg={self.arg!r}{limit})"
 
 
 N = TypeVar("N")  # the node names a Command may go to, for Command[Literal["a", "b"]]
@@ -162,6 +167,47 @@ def _default_retry_on(exc: BaseException) -> bool:
         ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
         SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration, OSError,
     ))
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """How long one attempt of an async node may run: in all, and without showing progress.
+
+    Seconds (or timedeltas). Progress that refreshes ``idle_timeout``: ``runtime.heartbeat()``,
+    and with ``refresh_on="auto"`` also custom stream output and @task calls. pregel/timeouts.py
+    enforces it; a timed-out attempt raises NodeTimeoutError, which RetryPolicy retries.
+    """
+
+    run_timeout: float | timedelta | None = None  # wall clock; never refreshed
+    idle_timeout: float | timedelta | None = None  # refreshed by progress
+    refresh_on: Literal["auto", "heartbeat"] = "auto"  # "heartbeat": only heartbeat() refreshes
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy in positive float seconds; a bare number is a run_timeout; None stays None."""
+        if value is None:
+            return None
+        policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
+        if policy.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run = positive_seconds(policy.run_timeout, "run_timeout")
+        idle = positive_seconds(policy.idle_timeout, "idle_timeout")
+        if run is None and idle is None:
+            return None
+        if all(v is None or type(v) is float for v in (policy.run_timeout, policy.idle_timeout)):
+            return policy  # already in float seconds: the same instance
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=policy.refresh_on)
+
+
+def positive_seconds(value: float | timedelta | None, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, timedelta)):
+        raise TypeError(f"{field} takes seconds (a number) or a timedelta, got {value!r}")
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{field} must be greater than 0")
+    return seconds
 
 
 class RetryPolicy(NamedTuple):

@@ -77,6 +77,7 @@ class Pregel:
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
     debug: bool = False  # compile(debug=True): every run prints its updates and values
+    step_timeout: float | None = None  # seconds a super-step may take, else TimeoutError
     stream_mode: str = "values"  # stream() without a stream_mode (a StateGraph's: "updates")
     retry_policy: tuple = ()  # for nodes (and @task calls) without a retry policy of their own
     cache_policy: Any = None  # likewise, a cache policy
@@ -87,10 +88,12 @@ class Pregel:
                  interrupt_after_nodes: Any = (), name: str = "LangGraph", cache: Any = None,
                  context_schema: Any = None, config: dict | None = None,
                  debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
-                 cache_policy: Any = None, auto_validate: bool = True, **options: Any) -> None:
+                 cache_policy: Any = None, auto_validate: bool = True,
+                 step_timeout: float | None = None, **options: Any) -> None:
         context_schema = renamed_option(options, "config_type", "context_schema", context_schema,
                                         LangGraphDeprecatedSinceV10)
-        refuse_unimplemented("Pregel", options)  # store=, step_timeout=, trigger_to_nodes=...
+        refuse_unimplemented("Pregel", options)  # store=, trigger_to_nodes=...
+        self.step_timeout = step_timeout  # pregel/runner.py enforces it
         # NodeBuilders become nodes; nodes without a policy of their own take the graph's
         self.retry_policy = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy)
