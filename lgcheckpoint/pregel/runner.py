@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import (
-    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand,
+    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand, is_invalid_resume,
 )
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
@@ -252,6 +252,12 @@ def step_timed_out(errors: list[BaseException], timeout_error: type = TimeoutErr
     raise timeout_error("Timed out")  # LangGraph's words; one class since Python 3.11
 
 
+def stops_the_step(error: BaseException) -> bool:
+    """A failed task ends its step: an interrupt does not, nor an answer that did not fit
+    interrupt(response_schema=...), so the other answered tasks finish and are not re-run."""
+    return not isinstance(error, GraphInterrupt) and not is_invalid_resume(error)
+
+
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
     Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
@@ -317,4 +323,9 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
                 commit(running[fut], exc := fut.exception())
                 if exc is not None:
                     errors.append(exc)
+            if pending and any(map(stops_the_step, errors)):  # the others are cancelled
+                for fut in [f for f in running if f in pending]:
+                    fut.cancel()
+                    commit(running[fut], asyncio.CancelledError())
+                pending = set()
     raise_step_errors(errors)
