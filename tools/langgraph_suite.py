@@ -248,7 +248,7 @@ RULES = [
     # pytest.raises(X) where X is a stand-in for a LangGraph exception class we do not have
     ("missing", "msg", r"Expected a BaseException type, but got '\w+'",
      "a LangGraph exception class we do not have"),
-    ("missing", "msg", r"GraphOutput", "invoke(version='v2') and its GraphOutput"),
+    ("missing", "msg", r"version='v2'", "stream(version='v2') stream parts"),
     ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
 ]
 

@@ -148,6 +148,34 @@ def a_failing_async_node_cancels_its_sibling(lib: Run):
     lib.ainvoke(graph, None, cfg)
 
 
+
+class Typed(BaseModel):
+    """A pydantic state: invoke(version="v2") returns an instance of it as the value."""
+
+    trail: Annotated[list[str], operator.add] = []
+
+
+@scenario
+def invoke_version_v2(lib: Run):
+    """invoke(version="v2"): a GraphOutput, the values and the interrupts apart; the values
+    of a pydantic state as an instance; a resume with v2 too."""
+    def ask(state):
+        return {"trail": [f"answer={lib.interrupt('name?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "ask")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, version="v2")
+    lib.invoke(graph, lib.Command(resume="ada"), cfg, version="v2")
+    typed = lib.StateGraph(Typed)
+    typed.add_node("a", visit("a", lib))
+    typed.add_edge(lib.START, "a")
+    out = lib.invoke(typed.compile(), {"trail": ["x"]}, version="v2")
+    lib.note("value type", type(out.value).__name__)
+
+
 def wait_for_write(lib: Run, cfg: dict, matches, seconds: float = 3.0) -> None:
     """Block until the thread's latest checkpoint has a pending write that ``matches(ch, v)``.
 
