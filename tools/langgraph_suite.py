@@ -215,6 +215,8 @@ RULES = [
     # StateGraph itself warns as LangGraph does (tests/differential/test_state_schema_check_*)
     ("private", "id", r"test_state\.py::test_warns_invalid_schema",
      "calls LangGraph-private _warn_invalid_state_schema"),
+    ("private", "id", r"test_jsonplus\.py::test_deserde_invalid_module",
+     "calls LangGraph-private JsonPlusSerializer._revive_lc2 (InvalidModuleError never leaves it)"),
     # pytest.raises(X) where X is a stand-in for a LangGraph exception class we do not have
     ("missing", "msg", r"Expected a BaseException type, but got '\w+'",
      "a LangGraph exception class we do not have"),
