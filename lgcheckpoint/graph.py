@@ -112,6 +112,11 @@ class NodeSpec(NamedTuple):
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
 
+    @property
+    def runnable(self) -> NodeSpec:
+        """LangGraph's name for what runs the node; here the spec itself: .func is the function."""
+        return self
+
 
 class BranchSpec(NamedTuple):
     path: Callable
@@ -340,8 +345,9 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
-                self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
+                self.channels), interrupt_before_nodes=interrupt_before,
+            interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
+            stream_mode="updates",
             context_schema=self.context_schema)
         compiled.debug = debug
         return compiled

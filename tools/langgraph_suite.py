@@ -169,6 +169,8 @@ RULES = [
     ("out_of_scope", "msg", r"FakeTracer|astream_events|stream_mode 'tools'",
      "langchain callbacks / astream_events / tool streaming"),
     ("out_of_scope", "msg", r"MessagesState|add_messages", "langchain messages"),
+    ("out_of_scope", "msg", r"object has no attribute '(map|pipe|with_retry|bind)'",
+     "langchain Runnable methods (.map, .pipe ...)"),
     ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",

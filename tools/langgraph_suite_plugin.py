@@ -97,6 +97,10 @@ class StubModule(types.ModuleType):
         _, kind, path = self.__name__.split(".", 2)
         if f"{path}.{name}" in SHIMS:
             return SHIMS[f"{path}.{name}"]
+        if f"{path}.{name}" in TWINS:
+            module, ours = TWINS[f"{path}.{name}"]
+            ELSEWHERE.add(f"{path}.{name} -> {module}.{ours}")
+            return getattr(importlib.import_module(module), ours)
         if f"{path}.{name}" in ALIASES:
             ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
             return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
@@ -138,6 +142,9 @@ SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
 # public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
 ALIASES: dict[str, str] = {}
+# LangGraph-private names of a public record we keep under its public name: (our module, name)
+TWINS = {"langgraph.checkpoint.serde.types._DeltaSnapshot":
+         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot")}
 STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
 
 
