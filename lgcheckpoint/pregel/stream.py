@@ -10,6 +10,7 @@ from typing import Any
 
 from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
 from lgcheckpoint.pregel.algo import key_list, read_state
+from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
 
 
@@ -36,8 +37,8 @@ def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool
 
 
 def task_payload(task: Any) -> dict:
-    """A task about to run (stream_mode="tasks")."""
-    return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+    """A task about to run (stream_mode="tasks"), with the caller's metadata (debug.py)."""
+    return task_event(task)
 
 
 def result_writes(writes: list, keys: Any = None) -> Any:
