@@ -19,6 +19,7 @@ NS_END = ":"  # separates a node name from its task id in a namespace
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # owner of writes that no task made
 BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or a goto
 CONF = "configurable"
+ERROR_SOURCE_NODE = "__error_source_node__"  # beside a handled ERROR: the node that failed
 
 # hidden config keys: the runtime's own entries in config["configurable"], set by a run for
 # its tasks and the subgraphs they call (a user never passes them; public_config hides them)
@@ -40,7 +41,7 @@ RUNTIME = "__lg_runtime"  # the run's Runtime (runtime.py): context=, stream wri
 CALL = "__lg_call"  # runs a task call as a PUSH task of the running step (pregel/calls.py)
 
 # special writes that say how a task ended, not what it wrote
-CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
+CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
 ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))

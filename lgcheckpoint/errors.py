@@ -4,6 +4,8 @@ Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged. The
 serializer's errors live with them (checkpoint/errors.py) and are re-exported here.
 """
 
+from dataclasses import dataclass
+
 from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
@@ -36,6 +38,15 @@ class ParentCommand(Exception):
     def __init__(self, command):
         super().__init__(command)
         self.command = command
+
+
+# --- node error handlers (pregel/handlers.py) ----------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What an error handler receives as its `error: NodeError` parameter: who failed, and how."""
+
+    node: str  # the name of the node whose task raised
+    error: BaseException  # what it raised (after a resume: as the saver gave it back)
 
 
 class EmptyInputError(Exception):

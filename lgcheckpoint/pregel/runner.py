@@ -24,7 +24,7 @@ from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
 
-Commit = Callable[[Task, "BaseException | None"], None]
+Commit = Callable[[Task, "BaseException | None"], "Task | None"]  # -> an error handler's task
 
 
 # --- one task ------------------------------------------------------------------------------
@@ -52,6 +52,8 @@ def injected(task: Task, name: str) -> Any:
     """One keyword argument LangGraph injects: the task's config, or a field of its Runtime."""
     if name == "config":
         return task_config(task)
+    if name == "error":  # an error handler's NodeError (None in any other task)
+        return task.error
     runtime = task_runtime(task)
     return runtime if name == "runtime" else getattr(
         runtime, "stream_writer" if name == "writer" else name)
@@ -197,45 +199,57 @@ def raise_step_errors(errors: list[BaseException]) -> None:
 
 
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
-    """Run a step's tasks (inline if alone, else in threads); commit each as it finishes."""
+    """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
+    A failed node's error handler (handlers.py), returned by commit, joins the step at once."""
     errors: list[BaseException] = []
-    if len(tasks) == 1:
+
+    def ended(task: Task, exc: BaseException | None) -> list[Task]:
+        handler = commit(task, exc)
+        if exc is not None and handler is None:
+            errors.append(exc)
+        return [handler] if handler is not None else []
+
+    while len(tasks) == 1:
         try:
             run_task(tasks[0], graph)
-            commit(tasks[0], None)
+            tasks = ended(tasks[0], None)
         except Exception as exc:
-            commit(tasks[0], exc)
-            errors.append(exc)
-    elif tasks:
+            tasks = ended(tasks[0], exc)
+    if tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
-        futures = {pool_holder[0].submit(contextvars.copy_context().run, run_task, t, graph): t
-                   for t in tasks}
-        for fut in concurrent.futures.as_completed(futures):
-            exc = fut.exception()
-            commit(futures[fut], exc)
-            if exc is not None:
-                errors.append(exc)
+
+        def submit(task: Task) -> concurrent.futures.Future:
+            return pool_holder[0].submit(contextvars.copy_context().run, run_task, task, graph)
+
+        futures = {submit(t): t for t in tasks}
+        while futures:
+            done, _ = concurrent.futures.wait(futures, return_when="FIRST_COMPLETED")
+            for fut in [f for f in futures if f in done]:  # a set has no order; tasks do
+                futures.update((submit(h), h) for h in ended(futures.pop(fut), fut.exception()))
     raise_step_errors(errors)
 
 
 async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
     """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks."""
     errors: list[BaseException] = []
-    if len(tasks) == 1:
+
+    def ended(task: Task, exc: BaseException | None) -> list[Task]:
+        handler = commit(task, exc)
+        if exc is not None and handler is None:
+            errors.append(exc)
+        return [handler] if handler is not None else []
+
+    while len(tasks) == 1:
         try:
             await arun_task(tasks[0], graph)
-            commit(tasks[0], None)
+            tasks = ended(tasks[0], None)
         except Exception as exc:
-            commit(tasks[0], exc)
-            errors.append(exc)
-    elif tasks:
-        running = {asyncio.ensure_future(arun_task(t, graph)): t for t in tasks}
-        pending = set(running)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for fut in [f for f in running if f in done]:  # a set has no order; tasks do
-                commit(running[fut], exc := fut.exception())
-                if exc is not None:
-                    errors.append(exc)
+            tasks = ended(tasks[0], exc)
+    running = {asyncio.ensure_future(arun_task(t, graph)): t for t in tasks}
+    while running:
+        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        for fut in [f for f in running if f in done]:  # a set has no order; tasks do
+            running.update((asyncio.ensure_future(arun_task(h, graph)), h)
+                           for h in ended(running.pop(fut), fut.exception()))
     raise_step_errors(errors)
