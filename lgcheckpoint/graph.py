@@ -218,9 +218,7 @@ class StateGraph:
             tuple(destinations or ()) or literal_targets(action, True) or ())
         handler = None
         if error_handler is not None:  # a node of its own, reading what the failed node read
-            handler = HANDLER_PREFIX + node
-            if handler in self.nodes:
-                raise ValueError(f"Auto-generated error handler node `{handler}` already exists.")
+            handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
             self.nodes[handler] = NodeSpec(error_handler, input_schema or self.state_schema, (),
                                            False, (), None, is_error_handler=True)
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema,
@@ -249,9 +247,6 @@ class StateGraph:
         handler = None
         if defaults.error_handler is not None:
             handler = DEFAULT_HANDLER
-            if handler in specs:
-                raise ValueError(f"Auto-generated default error handler node `{handler}` "
-                                 "already exists: rename your node")
             specs[handler] = NodeSpec(defaults.error_handler, self.state_schema, (), False, (),
                                       None, is_error_handler=True)
         for name, spec in specs.items():

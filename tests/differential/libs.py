@@ -28,6 +28,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "get_stream_writer": ("config", "get_stream_writer"),
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
+    "NodeError": ("errors", "NodeError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
     "DeltaChannel": ("channels", "DeltaChannel"),
     "Overwrite": ("types", "Overwrite"),

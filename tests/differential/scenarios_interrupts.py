@@ -682,3 +682,123 @@ def update_state_runs_an_async_conditional_edge(lib: Run):
         graph.aupdate_state(cfg, {"trail": ["go b"]}, as_node="a")) is not None)
     lib.get_state(graph, cfg)
     lib.ainvoke(graph, None, cfg)
+
+
+# --- node error handlers (lgcheckpoint/pregel/handlers.py) ---------------------------------
+def failing(name: str, lib: Run, fails: int = 10**6):
+    """A node that raises its first `fails` times (counting its calls), then appends its name."""
+
+    def node(state):
+        lib.count(name)
+        if lib.calls[name] <= fails:
+            raise ValueError(f"{name} failed on call {lib.calls[name]}")
+        return {"trail": [name]}
+
+    node.__name__ = name
+    return node
+
+
+@scenario
+def error_handler_routes_after_retries(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return lib.Command(update={"trail": [f"handled {error.node}: {error.error}"]},
+                           goto="after")
+
+    policy = lib.RetryPolicy(max_attempts=2, initial_interval=0.001, jitter=False)
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("bad", failing("bad", lib), retry_policy=policy, error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_node("skipped", visit("skipped", lib))  # bad's own edge: not taken when it fails
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "bad")
+    g.add_edge("bad", "skipped")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=["updates", "values", "tasks"])
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_beside_a_sibling(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return {"trail": [f"handled {error.node}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("steady", visit("steady", lib))
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "steady")
+    g.add_edge(lib.START, "bad")
+    g.add_edge("steady", "after")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def default_error_handler_crashes_then_resumes(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return {"trail": [f"handled {error.node}: {error.error}"]}
+
+    g = lib.StateGraph(Trail)
+    g.set_node_defaults(error_handler=handler)
+    g.add_node("bad", failing("bad", lib))
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)  # raises the handler's error; bad's is saved, handled
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # the handler runs again (with the saved error), bad does not
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_never_catches_an_interrupt(lib: Run):
+    def asks(state):
+        return {"trail": [f"got {lib.interrupt('ok?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("asks", asks, error_handler=lambda state: {"trail": ["handled"]})
+    g.add_edge(lib.START, "asks")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def async_error_handler_beside_a_sibling(lib: Run):
+    NodeError = lib.NodeError
+
+    async def bad(state):
+        lib.count("bad")
+        raise ValueError("bad failed")
+
+    async def handler(state, error: NodeError):
+        lib.count("handler")
+        return lib.Command(update={"trail": [f"handled {error.node}"]}, goto="after")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("steady", visit("steady", lib))
+    g.add_node("bad", bad, error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "steady")
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)  # (updates would race: steady vs. the handler)
+    lib.history(graph, cfg)
