@@ -802,3 +802,82 @@ def async_error_handler_beside_a_sibling(lib: Run):
     cfg = thread()
     lib.ainvoke(graph, {"trail": []}, cfg)  # (updates would race: steady vs. the handler)
     lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_with_exit_durability(lib: Run):
+    def handler(state):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return {"trail": ["handled"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, durability="exit")
+    lib.invoke(graph, None, cfg, durability="exit")
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_asks_a_human(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return {"trail": [f"{error.node}: {lib.interrupt('retry or give up?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume="give up"), cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_of_a_sent_task(lib: Run):
+    NodeError = lib.NodeError
+
+    def worker(state):
+        if state["n"] == 2:
+            raise ValueError("two is bad")
+        return {"trail": [f"worker {state['n']}"]}
+
+    def handler(state, error: NodeError):
+        return {"trail": [f"handled {error.node} {state['n']}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("worker", worker, error_handler=handler)
+    g.add_conditional_edges(
+        lib.START, lambda s: [lib.Send("worker", {"n": i, "trail": []}) for i in (1, 2, 3)])
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_inside_a_subgraph(lib: Run):
+    inner = lib.StateGraph(Trail)
+    inner.add_node("bad", failing("bad", lib), error_handler=lambda state: {"trail": ["fixed"]})
+    inner.add_node("inner2", visit("inner2", lib))
+    inner.add_edge(lib.START, "bad")
+    inner.add_edge("bad", "inner2")  # not taken: the handler does not route on
+    g = lib.StateGraph(Trail)
+    g.add_node("child", inner.compile())
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "child")
+    g.add_edge("child", "after")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.history(graph, cfg)
