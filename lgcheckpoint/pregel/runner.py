@@ -14,6 +14,7 @@ import itertools
 import random
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
@@ -198,18 +199,21 @@ def raise_step_errors(errors: list[BaseException]) -> None:
         raise GraphInterrupt(tuple(i for e in errors for i in e.interrupts))
 
 
+def end_task(commit: Commit, errors: list, task: Task, exc: BaseException | None) -> list[Task]:
+    """Commit a finished task. Its error fails the step, unless commit returns a handler's task
+    (handlers.py): then that task is what runs next, in this step."""
+    handler = commit(task, exc)
+    if exc is not None and handler is None:
+        errors.append(exc)
+    return [handler] if handler is not None else []
+
+
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
-    A failed node's error handler (handlers.py), returned by commit, joins the step at once."""
+    A failed node's error handler joins the step at once, beside the tasks still running."""
     errors: list[BaseException] = []
-
-    def ended(task: Task, exc: BaseException | None) -> list[Task]:
-        handler = commit(task, exc)
-        if exc is not None and handler is None:
-            errors.append(exc)
-        return [handler] if handler is not None else []
-
-    while len(tasks) == 1:
+    ended = partial(end_task, commit, errors)
+    while len(tasks) == 1:  # a lone task runs inline; so does the handler of its error
         try:
             run_task(tasks[0], graph)
             tasks = ended(tasks[0], None)
@@ -233,14 +237,8 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
 async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
     """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks."""
     errors: list[BaseException] = []
-
-    def ended(task: Task, exc: BaseException | None) -> list[Task]:
-        handler = commit(task, exc)
-        if exc is not None and handler is None:
-            errors.append(exc)
-        return [handler] if handler is not None else []
-
-    while len(tasks) == 1:
+    ended = partial(end_task, commit, errors)
+    while len(tasks) == 1:  # a lone task runs inline; so does the handler of its error
         try:
             await arun_task(tasks[0], graph)
             tasks = ended(tasks[0], None)
