@@ -49,12 +49,13 @@ def resumed_handlers(tasks: Mapping[str, Task], pending_writes: list, nodes: Map
                      here: Step) -> list[Task]:
     """On resume, a task saved as failed-and-handled does not run again; its handler does."""
     handled = {t for t, c, _ in pending_writes if c == ERROR_SOURCE_NODE}
+    errors = {t: v for t, c, v in pending_writes if c == ERROR and t in handled}
     handlers = []
-    for tid, task in tasks.items():
-        error = next((v for t, c, v in pending_writes if t == tid and c == ERROR), None)
-        if tid in handled and error is not None and task.node.error_handler is not None:
-            error = error if isinstance(error, BaseException) else Exception(str(error))
-            task.writes.append((ERROR, error))  # a task with writes is not run again
-            handlers.append(handler_task(task, error, nodes, here))
+    for tid, error in errors.items():
+        task = tasks.get(tid)
+        if task is None or task.node.error_handler is None:
+            continue
+        error = error if isinstance(error, BaseException) else Exception(str(error))
+        task.writes.append((ERROR, error))  # a task with writes is not run again
+        handlers.append(handler_task(task, error, nodes, here))
     return [h for h in handlers if h is not None]
-

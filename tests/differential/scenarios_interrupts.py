@@ -761,7 +761,8 @@ def default_error_handler_crashes_then_resumes(lib: Run):
     cfg = thread()
     lib.invoke(graph, {"trail": []}, cfg)  # raises the handler's error; bad's is saved, handled
     lib.get_state(graph, cfg)
-    lib.invoke(graph, None, cfg)  # the handler runs again (with the saved error), bad does not
+    # the handler runs again (with the saved error), bad does not
+    lib.stream(graph, None, cfg, stream_mode=["tasks", "updates", "values"])
     lib.history(graph, cfg)
 
 
