@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import itertools
+import queue
 import random
 import time
 from dataclasses import replace
@@ -222,15 +223,21 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     if tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # (task, future), as each finishes
 
-        def submit(task: Task) -> concurrent.futures.Future:
-            return pool_holder[0].submit(contextvars.copy_context().run, run_task, task, graph)
+        def submit(task: Task) -> None:
+            fut = pool_holder[0].submit(contextvars.copy_context().run, run_task, task, graph)
+            fut.add_done_callback(lambda fut: finished.put((task, fut)))
 
-        futures = {submit(t): t for t in tasks}
-        while futures:
-            done, _ = concurrent.futures.wait(futures, return_when="FIRST_COMPLETED")
-            for fut in [f for f in futures if f in done]:  # a set has no order; tasks do
-                futures.update((submit(h), h) for h in ended(futures.pop(fut), fut.exception()))
+        running = len(tasks)
+        for task in tasks:
+            submit(task)
+        while running:  # commit each task as it finishes; a handler it returns runs too
+            task, fut = finished.get()
+            handlers = ended(task, fut.exception())
+            running += len(handlers) - 1
+            for handler in handlers:
+                submit(handler)
     raise_step_errors(errors)
 
 
