@@ -882,3 +882,26 @@ def error_handler_inside_a_subgraph(lib: Run):
     cfg = thread()
     lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
     lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_and_breakpoints(lib: Run):
+    def handler(state):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return lib.Command(update={"trail": ["handled"]}, goto="after")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver(), interrupt_after=["bad"],
+                      interrupt_before=["__error_handler__bad"])
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)  # the handler, made mid-step, crashes: no breakpoint
+    lib.invoke(graph, None, cfg)  # the handler again (nothing changed: no stop before it);
+    lib.get_state(graph, cfg)  # then the step stops after "bad"
+    lib.invoke(graph, None, cfg)
+    lib.invoke(graph, None, cfg)
+    lib.history(graph, cfg)
