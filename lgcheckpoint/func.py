@@ -167,7 +167,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                       END: LastValue(output_type, key=END),
                       PREVIOUS: LastValue(save_type, key=PREVIOUS)},
             checkpointer=self.allowlisted(self.checkpointer, input_type, output_type, save_type),
-            input_channels=START, output_channels=END, stream_channels=END,
+            input_channels=START, output_channels=END, stream_channels=END, stream_mode="updates",
             context_schema=self.context_schema,
             cache=self.allowlisted(self.cache, input_type, output_type, save_type))
         # task calls without their own retry or cache policy use the entrypoint's

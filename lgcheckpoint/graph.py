@@ -122,6 +122,11 @@ class NodeSpec(NamedTuple):
     error_handler: str | None = None  # the node that handles its errors (pregel/handlers.py)
     is_error_handler: bool = False  # a handler: node defaults never give it a handler of its own
 
+    @property
+    def runnable(self) -> NodeSpec:
+        """LangGraph's name for what runs the node; here the spec itself: .func is the function."""
+        return self
+
 
 @dataclasses.dataclass
 class NodeDefaults:
@@ -396,8 +401,9 @@ class StateGraph:
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
-                self.channels), interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, name=name or "LangGraph", cache=cache,
+                self.channels), interrupt_before_nodes=interrupt_before,
+            interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
+            stream_mode="updates",
             context_schema=self.context_schema)
         compiled.debug = debug
         return compiled

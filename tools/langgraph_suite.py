@@ -169,6 +169,8 @@ RULES = [
     ("out_of_scope", "msg", r"FakeTracer|astream_events|stream_mode 'tools'",
      "langchain callbacks / astream_events / tool streaming"),
     ("out_of_scope", "msg", r"MessagesState|add_messages", "langchain messages"),
+    ("out_of_scope", "msg", r"object has no attribute '(map|pipe|with_retry|bind)'",
+     "langchain Runnable methods (.map, .pipe ...)"),
     ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     ("private", "msg", r"blocked.*'langgraph\.(_internal|pregel\._|checkpoint\.serde\._)",
@@ -219,6 +221,9 @@ RULES = [
     # StateGraph itself warns as LangGraph does (tests/differential/test_state_schema_check_*)
     ("private", "id", r"test_state\.py::test_warns_invalid_schema",
      "calls LangGraph-private _warn_invalid_state_schema"),
+    # pytest.raises(X) where X is a stand-in for a LangGraph exception class we do not have
+    ("missing", "msg", r"Expected a BaseException type, but got '\w+'",
+     "a LangGraph exception class we do not have"),
     ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
 ]
 

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, START, ROOT_STREAM,
+    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, ROOT_STREAM,
     ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
@@ -23,17 +23,22 @@ from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
+from lgcheckpoint.pregel.builder import (
+    ChannelWriteEntry, NodeBuilder, PregelNode, compile_nodes, named_channels,
+)
 from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
+from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
 from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import run_runtime
-from lgcheckpoint.types import StateSnapshot, current_task
+from lgcheckpoint.types import RetryPolicy, StateSnapshot, current_task
 
 DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
+__all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
 
 
 class Run(NamedTuple):
@@ -72,24 +77,49 @@ class Pregel:
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
     debug: bool = False  # compile(debug=True): every run prints its updates and values
+    stream_mode: str = "values"  # stream() without a stream_mode (a StateGraph's: "updates")
+    retry_policy: tuple = ()  # for nodes (and @task calls) without a retry policy of their own
+    cache_policy: Any = None  # likewise, a cache policy
 
-    def __init__(self, *, nodes: dict, channels: dict, checkpointer: Any = None,
-                 input_channels: str = START, output_channels: list[str],
-                 stream_channels: list[str], interrupt_before: Any = (),
-                 interrupt_after: Any = (), name: str = "LangGraph", cache: Any = None,
-                 context_schema: Any = None) -> None:
-        self.nodes, self.channels, self.checkpointer = nodes, channels, checkpointer
+    def __init__(self, *, nodes: dict, channels: dict | None, input_channels: str | list[str],
+                 output_channels: str | list[str], stream_channels: Any = None,
+                 checkpointer: Any = None, interrupt_before_nodes: Any = (),
+                 interrupt_after_nodes: Any = (), name: str = "LangGraph", cache: Any = None,
+                 context_schema: Any = None, config: dict | None = None,
+                 debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
+                 cache_policy: Any = None, auto_validate: bool = True, **options: Any) -> None:
+        refuse_unimplemented("Pregel", options)  # store=, step_timeout=, trigger_to_nodes=...
+        # NodeBuilders become nodes; nodes without a policy of their own take the graph's
+        self.retry_policy = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
+            retry_policy)
+        self.cache_policy = cache_policy
+        self.nodes = compile_nodes(nodes, self.retry_policy, cache_policy)
+        self.channels = named_channels(channels or {})
+        self.checkpointer = check_checkpointer(checkpointer)
         self.cache = cache  # a BaseCache for nodes with a cache policy (pregel/caching.py)
         self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels
-        self.stream_channels = stream_channels
-        self.interrupt_before_nodes, self.interrupt_after_nodes = interrupt_before, interrupt_after
-        self.name = name
+        # what stream_mode="values" shows; LangGraph's default: every channel
+        self.stream_channels = list(self.channels) if stream_channels is None else (
+            stream_channels)
+        self.stream_mode = stream_mode  # the mode stream() uses when given none
+        self.interrupt_before_nodes = interrupt_before_nodes
+        self.interrupt_after_nodes = interrupt_after_nodes
+        self.name, self.config = name, config
+        if debug is not None:
+            self.debug = debug
+        if auto_validate:
+            validate_graph(self)  # a channel that does not exist fails here, not mid-run
         # which nodes can a write to this channel wake up?
         self.trigger_to_nodes: dict[str, list[str]] = {}
-        for node in nodes.values():
+        for node in self.nodes.values():
             for chan in node.triggers:
                 self.trigger_to_nodes.setdefault(chan, []).append(node.name)
+
+    def validate(self) -> Pregel:
+        """Check the wiring again (after changing nodes or channels by hand)."""
+        validate_graph(self)
+        return self
 
     # --- running -----------------------------------------------------------------------------
     def invoke(self, input: Any, config: dict | None = None, *, stream_mode: str = "values",
@@ -187,6 +217,7 @@ class Pregel:
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
                  output_keys: Any, context: Any = None, printed: tuple = ()) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
+        stream_mode = self.stream_mode if stream_mode is None else stream_mode
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
         conf = config[CONF]
@@ -357,6 +388,22 @@ class Pregel:
     def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
         """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
         return draw.get_graph(self, config, xray=xray)
+
+    @property
+    def input_schema(self) -> Any:
+        """A low-level graph's input as a pydantic model (a StateGraph's: builder.input_schema)."""
+        return self._channels_model(self.input_channels, "Input")
+
+    @property
+    def output_schema(self) -> Any:
+        return self._channels_model(self.output_channels, "Output")
+
+    def _channels_model(self, keys: Any, suffix: str) -> Any:
+        if getattr(self, "builder", None) is not None:
+            raise AttributeError(f"a compiled StateGraph has no {suffix.lower()}_schema model "
+                                 f"here: use builder.{suffix.lower()}_schema or "
+                                 f"get_{suffix.lower()}_jsonschema()")
+        return introspect.channels_model(self, keys, suffix)
 
     def get_input_jsonschema(self, config: dict | None = None) -> dict:
         return introspect.input_jsonschema(self)

@@ -136,10 +136,10 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
         node = nodes[name]
         if null is None or not should_run(node, channels, checkpoint, null):  # None: no versions
             continue
+        if isinstance(node.reads, str) and not channels[node.reads].is_available():
+            continue  # a node reading one channel waits until it holds a value (None counts)
         triggers = tuple(sorted(node.triggers))
         value = read_state(channels, node.reads)
-        if value is None and isinstance(node.reads, str):
-            continue
         if node.managed:  # computed for this step, never stored (managed.py)
             value.update(read_managed(node.managed, here))
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running

@@ -59,11 +59,27 @@ def field_default(name: str, typ: Any, schema: Any) -> Any:
     return None if optional else ...
 
 
+def channels_model(graph: Any, keys: str | list[str], suffix: str) -> Any:
+    """A low-level graph's input or output as a pydantic model: one channel's type, or a field
+    per channel (None by default); the input takes the type a write has, the output a read's."""
+    pd = pydantic()
+    typ = (lambda k: graph.channels[k].UpdateType) if suffix == "Input" else (
+        lambda k: graph.channels[k].ValueType)
+    if isinstance(keys, str):
+        root = typ(keys)
+        return pd.create_model(graph.name + suffix, __base__=pd.RootModel[root])
+    return pd.create_model(graph.name + suffix, **{k: (typ(k), None) for k in keys})
+
+
 def input_jsonschema(graph: Any) -> dict:
+    if getattr(graph, "builder", None) is None:
+        return channels_model(graph, graph.input_channels, "Input").model_json_schema()
     return json_schema(graph, graph.builder.input_schema, "Input")
 
 
 def output_jsonschema(graph: Any) -> dict:
+    if getattr(graph, "builder", None) is None:
+        return channels_model(graph, graph.output_channels, "Output").model_json_schema()
     return json_schema(graph, graph.builder.output_schema, "Output")
 
 

@@ -8,14 +8,15 @@ never precedes the writes that produced it. Next: pregel/runner.py.
 
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, PutWrites, copy_checkpoint,
-    empty_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INTERRUPT,
+    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
     NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME,
     RESUME_MAP, RESUMING, ROOT, START, STEP, TASK_ID, TASKS,
 )
@@ -27,7 +28,8 @@ from lgcheckpoint.pregel.algo import (
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
+    channels_from_checkpoint, create_checkpoint, empty_checkpoint, new_channel_versions,
+    saved_packet,
 )
 from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
 
 Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
+logger = logging.getLogger(__name__)
 
 
 class PregelLoop:
@@ -117,6 +120,7 @@ class PregelLoop:
     # --- loading and input -----------------------------------------------------------------
     def load(self, saved: CheckpointTuple | None) -> None:
         """Start from the saved checkpoint (or an empty one) with its pending writes."""
+        self.loaded_saved = saved is not None  # a stored checkpoint, not a new thread's
         if saved is None:
             saved = CheckpointTuple(self.spec.config, empty_checkpoint(), {"step": -2}, None, [])
         conf = {"checkpoint_ns": "", **self.spec.config[CONF], **saved.config.get(CONF, {})}
@@ -179,11 +183,26 @@ class PregelLoop:
             discarded = self.next_tasks(self.loaded_updated)
             self.delta.overwritten(input_writes)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
+            self.keep_delta_input(input_writes)
             self.save_checkpoint({"source": "input"})
         elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
             raise EmptyInputError(
                 f"Received no input for {self.graph.input_channels}: pass a dict of state "
                 "values, or None / Command(resume=...) to continue a thread")
+
+    def keep_delta_input(self, input_writes: list) -> None:
+        """A DeltaChannel reads its input back from writes on the checkpoint this run starts
+        from (under the input's own task id); with no such checkpoint, or one the thread moved
+        past (its other children would read them too), the input checkpoint snapshots it."""
+        delta_input = [(c, v) for c, v in input_writes if c in self.delta.keys]
+        if not delta_input:
+            return
+        if self.delta.exit_writes is not None:  # "exit" saves them with the run's others
+            self.delta.exit_writes += [(self.step, NULL_TASK_ID, "", c, v) for c, v in delta_input]
+        elif self.loaded_saved and not self.superseded:
+            self.put_writes(str(uuid.uuid5(uuid.UUID(self.checkpoint["id"]), INPUT)), delta_input)
+        else:
+            self.delta.forced |= {c for c, _ in delta_input}
 
     def continue_from_checkpoint(self, fork: bool) -> None:
         """Resume, replay or fork: the loaded checkpoint's next tasks run (a fork saves a copy)."""
@@ -227,14 +246,14 @@ class PregelLoop:
         return []
 
     def map_input(self, value: Any) -> list:
-        """Input -> a write to the START channel (a StateGraph's START node splits the dict;
+        """Input -> writes to the input channel(s) (a StateGraph's START node splits the dict;
         an entrypoint or a single-value state takes any value)."""
         if value is not None and not isinstance(value, dict) and not hasattr(
                 type(value), "__annotations__") and ROOT not in self.graph.channels and (
                 START in self.graph.nodes):  # refused before anything is saved
             raise InvalidUpdateError(
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
-        return [] if value is None else [(START, value)]
+        return input_writes(self.graph.input_channels, value)
 
     def share_null_resume(self) -> None:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
@@ -451,6 +470,22 @@ class PregelLoop:
             self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
         if not cached and "tasks" in self.modes:
             self.emit("tasks", out.task_result_payload(self.graph, task, writes))
+
+
+def input_writes(input_channels: str | list[str], value: Any) -> list:
+    """The writes an input makes: one input channel takes the value itself; several, the
+    dict's values by key (other keys are left out with a warning, as in LangGraph)."""
+    if value is None:
+        return []
+    if isinstance(input_channels, str):
+        return [(input_channels, value)]
+    if not isinstance(value, dict):
+        raise TypeError(f"Expected the input to be a dict with keys among {input_channels}, "
+                        f"got {type(value).__name__}")
+    for key in value:
+        if key not in input_channels:
+            logger.warning(f"Input channel {key} not found in {input_channels}")
+    return [(k, v) for k, v in value.items() if k in input_channels]
 
 
 FRESH, RESUME_RUN, REPLAY, FORK = "fresh", "resume", "replay", "fork"

@@ -8,11 +8,12 @@ joins, then conditional edges. Next: constants.py.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
 from lgcheckpoint.errors import InvalidUpdateError, NodeError, ParentCommand
+from lgcheckpoint.pregel.detect import graphs_called
 from lgcheckpoint.types import Command, RetryPolicy, Send, update_as_tuples
 
 Write = tuple[str, Any]  # (channel, value)
@@ -93,21 +94,22 @@ class Node:
         self.is_async = any(inspect.iscoroutinefunction(f)
                             for f in (fn, getattr(fn, "__call__", None)))
 
+    def copy(self, update: dict) -> Node:
+        """A copy with some fields replaced (LangGraph's PregelNode.copy)."""
+        return replace(self, **update)
+
+    @property
+    def subgraphs(self) -> list:
+        """The graphs this node runs: its subgraph, or those its function calls (detect.py)."""
+        if self.subgraph is not None:
+            return [self.subgraph]
+        return graphs_called(self.func)
+
     @property
     def inner_graph(self) -> Any:
-        """The graph this node runs that keeps state: its subgraph, or one its function calls
-        (found in its closure); a graph compiled with checkpointer=False keeps none."""
-        from lgcheckpoint.pregel import Pregel
-
-        fn = self.func
-        code = getattr(fn, "__code__", None)
-        if self.subgraph is not None or code is None:
-            found = [self.subgraph]
-        else:
-            cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not None]
-            found = [*cells, *(fn.__globals__.get(n) for n in code.co_names)]
-        return next((v for v in found if isinstance(v, Pregel) and v.checkpointer is not False),
-                    None)
+        """The graph this node runs that keeps state (one compiled with checkpointer=False
+        keeps none)."""
+        return next((g for g in self.subgraphs if g.checkpointer is not False), None)
 
     def update_writes(self, result: Any) -> list[Write]:
         """State updates in a node's return value: dict, Command, state object, or None."""

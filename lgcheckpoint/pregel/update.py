@@ -32,6 +32,7 @@ from lgcheckpoint.pregel.algo import (
     InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import create_checkpoint, new_channel_versions
+from lgcheckpoint.pregel.loop import input_writes
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import (
@@ -147,7 +148,7 @@ def update_as_input(edit: Edit, values: Any) -> dict:
     """as_node="__input__": the values are new input, saved as an "input" checkpoint."""
     if values is None:
         raise InvalidUpdateError(f"Received no input writes for {edit.graph.input_channels}")
-    writes = [(edit.graph.input_channels, values)]
+    writes = input_writes(edit.graph.input_channels, values)
     edit.apply([InputWrites(writes)])  # may refuse the values: nothing saved yet
     if edit.saved is not None:
         edit.keep_writes(writes, str(uuid.uuid5(uuid.UUID(edit.saved.checkpoint["id"]), INPUT)))
