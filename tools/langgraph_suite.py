@@ -207,7 +207,10 @@ RULES = [
     ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
                        r"|test_algo\.py::test_prepare_next_tasks"),
      "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
-
+    ("deliberate", "msg", r"does not implement stream_mode='messages'",
+     "stream_mode='messages' (LangChain chat-model tokens) is refused by name, not ignored"),
+    ("deliberate", "id", r"test_set_node_defaults_error_handler_collides_with_user_node",
+     "node names starting with '__' are refused at add_node (LangGraph: at compile, if at all)"),
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
     ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
     ("missing", "msg", r"UntrackedValue|untracked_value", "UntrackedValue channel"),
