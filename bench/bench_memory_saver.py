@@ -35,7 +35,7 @@ def make_saver(impl: str, serde: str):
 
 def workload(n: int) -> list[tuple[dict, dict]]:
     """n (checkpoint, new_versions) pairs; ids made in order, as a run makes them."""
-    from lgcheckpoint.checkpoint.base import empty_checkpoint
+    from lgcheckpoint.pregel.checkpoint import empty_checkpoint  # v=4, what a run writes
 
     steps, versions = [], {f"ch{i}": 1 for i in range(5)}
     values = {f"ch{i}": {"messages": [f"m{i}"] * 3} for i in range(5)}

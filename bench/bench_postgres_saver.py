@@ -79,7 +79,7 @@ def schema_uri(uri: str, schema: str) -> str:
 
 
 def make_checkpoint(step: int, values: dict, versions: dict) -> dict:
-    from lgcheckpoint.checkpoint.base import empty_checkpoint
+    from lgcheckpoint.pregel.checkpoint import empty_checkpoint  # v=4, what a run writes
 
     checkpoint = empty_checkpoint()
     checkpoint.update(

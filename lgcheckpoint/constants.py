@@ -21,6 +21,7 @@ BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or 
 CONF = "configurable"
 OVERWRITE = "__overwrite__"  # {OVERWRITE: v}, or an Overwrite's "type" field: bypass the reducer
 DEFAULT_RECURSION_LIMIT = 10007  # super-steps a run may take (LangGraph 1.2's; 25 before 1.0)
+ERROR_SOURCE_NODE = "__error_source_node__"  # beside a handled ERROR: the node that failed
 
 # hidden config keys: the runtime's own entries in config["configurable"], set by a run for
 # its tasks and the subgraphs they call (a user never passes them; public_config hides them)
@@ -42,7 +43,7 @@ RUNTIME = "__lg_runtime"  # the run's Runtime (runtime.py): context=, stream wri
 CALL = "__lg_call"  # runs a task call as a PUSH task of the running step (pregel/calls.py)
 
 # special writes that say how a task ended, not what it wrote
-CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
+CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
 ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))

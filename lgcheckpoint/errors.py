@@ -48,6 +48,15 @@ class ParentCommand(Exception):
         self.command = command
 
 
+# --- node error handlers (pregel/handlers.py) ----------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What an error handler receives as its `error: NodeError` parameter: who failed, and how."""
+
+    node: str  # the name of the node whose task raised
+    error: BaseException  # what it raised (after a resume: as the saver gave it back)
+
+
 class EmptyInputError(Exception):
     """A graph was invoked with empty input."""
 
@@ -108,10 +117,3 @@ class NodeCancelledError(Exception):
         super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
         self.node = node
 
-
-@dataclass(frozen=True)
-class NodeError:
-    """Which node failed and with what error (what a node error handler is told)."""
-
-    node: str
-    error: BaseException

@@ -28,6 +28,7 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
+from lgcheckpoint.pregel.handlers import DEFAULT_HANDLER, HANDLER_PREFIX
 from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
@@ -92,6 +93,13 @@ def unwrap_required(typ: Any) -> Any:
     return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
 
 
+def policy_tuple(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple:
+    """retry_policy= takes one RetryPolicy or several (the first that matches an error wins)."""
+    if isinstance(retry_policy, RetryPolicy):
+        return (retry_policy,)
+    return tuple(retry_policy or ())
+
+
 def mapper_for(schema: Any) -> Callable | None:
     """Nodes with a dataclass or pydantic state get an instance, not a dict."""
     if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
@@ -122,11 +130,23 @@ class NodeSpec(NamedTuple):
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
     timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
+    error_handler: str | None = None  # the node that handles its errors (pregel/handlers.py)
+    is_error_handler: bool = False  # a handler: node defaults never give it a handler of its own
 
     @property
     def runnable(self) -> NodeSpec:
         """LangGraph's name for what runs the node; here the spec itself: .func is the function."""
         return self
+
+
+@dataclasses.dataclass
+class NodeDefaults:
+    """set_node_defaults(): what a node gets at compile time when add_node did not say."""
+
+    retry_policy: tuple[RetryPolicy, ...] = ()  # every node, error handlers too
+    cache_policy: CachePolicy | None = None  # regular nodes only: a handler's input varies
+    error_handler: Callable | None = None  # regular nodes only: handlers never catch handlers
+    timeout: TimeoutPolicy | None = None  # every node: a stuck handler is stopped the same way
 
 
 class BranchSpec(NamedTuple):
@@ -159,6 +179,7 @@ class StateGraph:
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, dict[str, BranchSpec]] = {}
+        self.node_defaults = NodeDefaults()
         self._add_schema(state_schema)
         for schema in (self.input_schema, self.output_schema):
             self._add_schema(schema, allow_managed=False)
@@ -197,11 +218,11 @@ class StateGraph:
                  destinations: Sequence[str] | dict[str, str] | None = None,
                  cache_policy: CachePolicy | None = None,
                  timeout: float | timedelta | TimeoutPolicy | None = None,
-                 **options: Any) -> StateGraph:
+                 error_handler: Callable | None = None, **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
         retry_policy = renamed_option(options, "retry", "retry_policy", retry_policy, SinceV05)
         input_schema = renamed_option(options, "input", "input_schema", input_schema, SinceV05)
-        refuse_unimplemented("add_node", options)  # error_handler=...
+        refuse_unimplemented("add_node", options)
         timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
@@ -219,14 +240,55 @@ class StateGraph:
             input_schema = self._inferred_input_schema(action)
         if input_schema is not None:
             self._add_schema(input_schema)
-        policies = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
-            retry_policy or ())
         # where a returned Command may go; a dict also names each edge (for get_graph)
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
-        self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
-                                    defer, ends, cache_policy, timeout)
+        handler = None
+        if error_handler is not None:  # a node of its own, reading what the failed node read
+            handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
+            self.nodes[handler] = NodeSpec(error_handler, input_schema or self.state_schema, (),
+                                           False, (), None, is_error_handler=True)
+        self.nodes[node] = NodeSpec(action, input_schema or self.state_schema,
+                                    policy_tuple(retry_policy), defer, ends, cache_policy,
+                                    timeout=timeout, error_handler=handler)
         return self
+
+    def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+                          cache_policy: CachePolicy | None = None,
+                          error_handler: Callable | None = None,
+                          timeout: float | timedelta | TimeoutPolicy | None = None,
+                          **options: Any) -> StateGraph:
+        """Policies for every node that add_node left without one, applied at compile time.
+        retry_policy and timeout apply to error handlers too; cache_policy and error_handler
+        do not."""
+        refuse_unimplemented("set_node_defaults", options)
+        defaults = self.node_defaults
+        if retry_policy is not None:
+            defaults.retry_policy = policy_tuple(retry_policy)
+        if cache_policy is not None:
+            defaults.cache_policy = cache_policy
+        if error_handler is not None:
+            defaults.error_handler = error_handler
+        if timeout is not None:
+            defaults.timeout = TimeoutPolicy.coerce(timeout)
+        return self
+
+    def _specs_with_defaults(self) -> dict[str, NodeSpec]:
+        """The node specs compile builds: set_node_defaults filled in, per-node values winning."""
+        specs, defaults = dict(self.nodes), self.node_defaults
+        handler = None
+        if defaults.error_handler is not None:
+            handler = DEFAULT_HANDLER
+            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema, (), False, (),
+                                      None, is_error_handler=True)
+        for name, spec in specs.items():
+            regular = not spec.is_error_handler
+            specs[name] = spec._replace(
+                retry_policy=spec.retry_policy or defaults.retry_policy,
+                cache_policy=spec.cache_policy or (defaults.cache_policy if regular else None),
+                error_handler=spec.error_handler or (handler if regular else None),
+                timeout=spec.timeout or defaults.timeout)
+        return specs
 
     def _inferred_input_schema(self, action: Callable) -> Any:
         """A node annotated `def f(state: Sub)` reads only Sub's keys, as in LangGraph."""
@@ -334,7 +396,7 @@ class StateGraph:
             k for k in self.schemas[self.input_schema] if k not in self.managed), hidden=True)}
         # a node may return a managed key: the write is saved, then ignored (as in LangGraph)
         every_key = frozenset(self.channels) | frozenset(self.managed)
-        for key, spec in self.nodes.items():
+        for key, spec in self._specs_with_defaults().items():
             trigger = BRANCH_TO.format(key)
             channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
                 EphemeralValue(guard=False, key=trigger))
@@ -343,7 +405,8 @@ class StateGraph:
             nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
                               mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph, managed=managed,
-                              cache_policy=spec.cache_policy, timeout=spec.timeout)
+                              cache_policy=spec.cache_policy, timeout=spec.timeout,
+                              error_handler=spec.error_handler)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

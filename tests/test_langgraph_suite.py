@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,25 @@ def test_quick_subset_pass_rate_does_not_fall(tmp_path):
     passed, applicable = load_tool().overall(rows)
     assert applicable >= 50, f"the quick subset ran only {applicable} applicable tests"
     assert 100 * passed / applicable >= FLOOR, proc.stdout
+
+
+def test_a_private_name_is_classified_private_wherever_it_is_imported_from():
+    """An underscored name counts as LangGraph-private even beside public names we lack, and so
+    does a private method of a stand-in class (run in a subprocess: the plugin blocks langgraph)."""
+    script = (
+        "import langgraph_suite_plugin as p\n"
+        "from lgsuite_stub.missing.langgraph.x.y import _helper, Public\n"
+        "for use in (_helper, lambda: Public._private, lambda: Public.public):\n"
+        "    try:\n"
+        "        use()\n"
+        "    except Exception as exc:\n"
+        "        print(type(exc).__name__)\n"
+    )
+    path = os.pathsep.join([str(TOOL.parent), str(TOOL.parent.parent)])  # plugin, lgcheckpoint
+    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": path},
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.split() == ["PrivateHelperError", "PrivateHelperError", "MissingError"]
+    tool = load_tool()
+    assert tool.classify("f.py::t", "PrivateHelperError: x._y is private")[0] == "private"
+    raises_stand_in = "ValueError: Expected a BaseException type, but got 'E'"
+    assert tool.classify("f.py::t", raises_stand_in)[0] == "missing"

@@ -50,6 +50,23 @@ def run(coro):
 
 
 # --- the policy -------------------------------------------------------------------------------
+def test_a_default_timeout_reaches_every_node_without_its_own_handlers_too():
+    async def handler(state: State) -> dict:
+        await asyncio.sleep(1.0)
+        return {"x": -1}
+
+    builder = one_node(sleeper, error_handler=handler).set_node_defaults(timeout=QUICK)
+    builder.add_node("own", sleeper, timeout=5.0)
+    nodes = builder.compile().nodes
+    handler_node = nodes["__error_handler__n"]
+    assert nodes["n"].timeout.run_timeout == QUICK == handler_node.timeout.run_timeout
+    assert nodes["own"].timeout.run_timeout == 5.0  # a node's own timeout wins
+    with pytest.raises(NodeTimeoutError) as caught:  # the handler of a timed-out node times out
+        run(one_node(sleeper, error_handler=handler, retry_policy=NO_RETRY)
+            .set_node_defaults(timeout=QUICK).compile().ainvoke({"x": 1}))
+    assert caught.value.node == "__error_handler__n"
+
+
 def test_a_number_or_timedelta_is_a_run_timeout_in_float_seconds():
     assert TimeoutPolicy.coerce(2) == TimeoutPolicy(run_timeout=2.0)
     assert TimeoutPolicy.coerce(timedelta(milliseconds=250)) == TimeoutPolicy(run_timeout=0.25)

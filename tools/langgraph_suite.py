@@ -212,7 +212,10 @@ RULES = [
     ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
                        r"|test_algo\.py::test_prepare_next_tasks"),
      "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
-
+    ("deliberate", "msg", r"does not implement stream_mode='messages'",
+     "stream_mode='messages' (LangChain chat-model tokens) is refused by name, not ignored"),
+    ("deliberate", "id", r"test_set_node_defaults_error_handler_collides_with_user_node",
+     "node names starting with '__' are refused at add_node (LangGraph: at compile, if at all)"),
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
     ("missing", "msg", r"event_hooks|STRICT_MSGPACK", "serializer extension points"),
     ("missing", "msg", r"UntrackedValue|untracked_value", "UntrackedValue channel"),
@@ -245,6 +248,8 @@ RULES = [
     # StateGraph itself warns as LangGraph does (tests/differential/test_state_schema_check_*)
     ("private", "id", r"test_state\.py::test_warns_invalid_schema",
      "calls LangGraph-private _warn_invalid_state_schema"),
+    ("private", "id", r"test_jsonplus\.py::test_deserde_invalid_module",
+     "calls LangGraph-private JsonPlusSerializer._revive_lc2 (InvalidModuleError never leaves it)"),
     # pytest.raises(X) where X is a stand-in for a LangGraph exception class we do not have
     ("missing", "msg", r"Expected a BaseException type, but got '\w+'",
      "a LangGraph exception class we do not have"),

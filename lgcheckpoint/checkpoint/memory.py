@@ -4,8 +4,9 @@
     writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(task_id, ...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
-Records are read by position (``checkpoint, metadata, parent_id = saved``), so a plain tuple of
-the same shape, as LangGraph's InMemorySaver stores and its tests write by hand, reads the same.
+The read verbs (get_tuple, list, get_delta_channel_history) unpack records by position, so a
+plain tuple of the same shape, as LangGraph's InMemorySaver stores and its tests write by hand,
+reads the same; housekeeping (prune, copy_thread, ...) expects the NamedTuples put() makes.
 A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the
 channel's version, so a channel that did not change in a step is not stored again. Everything is
 kept as ``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
@@ -192,7 +193,8 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
             saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
             if saved is None:  # deleted while we were iterating
                 continue
-            metadata = self.serde.loads_typed(saved[1])  # (checkpoint, metadata, parent_id)
+            _checkpoint, stored_metadata, _parent_id = saved
+            metadata = self.serde.loads_typed(stored_metadata)
             if not metadata_matches(metadata, filter):
                 continue
             if limit is not None:
@@ -250,7 +252,7 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         checkpoints = self.storage.get(thread_id, {}).get(ns) or Checkpoints()
         walk, loads = HistoryWalk(channels), self.serde.loads_typed
         target = checkpoints.get(checkpoint_id or checkpoints.latest)
-        parent_id = target[2] if target and channels else None  # (checkpoint, metadata, parent)
+        _checkpoint, _metadata, parent_id = target if target and channels else (None, None, None)
         seen = set()  # a corrupt chain may cycle
         while parent_id and walk.remaining and parent_id not in seen and (
                 saved := checkpoints.get(parent_id)):

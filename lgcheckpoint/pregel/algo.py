@@ -18,8 +18,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import Checkpoint, PendingWrite
 from lgcheckpoint.constants import (
-    CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP, NULL_RESUME, PULL,
-    PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
+    CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP,
+    NULL_RESUME, PULL, PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.checkpoint import null_version
@@ -77,6 +77,7 @@ class Task:
     attempt: int = 1  # which try of its retry policy is running (runner.run_task)
     first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
     timeout: Any = None  # a Send's own TimeoutPolicy, over its node's (pregel/timeouts.py)
+    error: Any = None  # an error handler's task: the NodeError it handles (handlers.py)
 
 
 class InputWrites(NamedTuple):
@@ -212,7 +213,8 @@ def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
     return values
 
 
-SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR))
+SKIPPED_WRITES = frozenset(
+    (NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE_NODE))
 
 
 def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> None:

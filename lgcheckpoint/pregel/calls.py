@@ -117,9 +117,9 @@ class Calls:
         with self.lock:
             return not self.loop.apply_cached([task], wanted, found)
 
-    def commit(self, task: Task, error: BaseException | None) -> None:
+    def commit(self, task: Task, error: BaseException | None) -> Task | None:
         with self.lock:
-            self.loop.commit(task, error)
+            return self.loop.commit(task, error)
 
     def finish_call(self, task: Task, error: BaseException | None) -> Any:
         """Commit a finished call, then give its caller the result (or raise its error)."""

@@ -16,15 +16,15 @@ from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, PutWrites, copy_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END,
-    NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME, RESUME_MAP, RESUMING,
-    ROOT, START, STEP, TASK_ID, TASKS,
+    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
+    NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME,
+    RESUME_MAP, RESUMING, ROOT, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
-from lgcheckpoint.pregel import caching
+from lgcheckpoint.pregel import caching, handlers
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
+    InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
@@ -100,6 +100,10 @@ class PregelLoop:
         # tasks that finished before a crash or interrupt get their saved writes back
         if not self.replaying and self.pending_writes:
             reuse_pending_writes(self.tasks, self.pending_writes)
+            # a node that failed and was handled is done; its handler runs (again)
+            for handler in handlers.resumed_handlers(self.tasks, self.pending_writes,
+                                                     self.graph.nodes, self.here()):
+                self.tasks[handler.id] = handler
         if self.spec.interrupt_before and should_interrupt(
                 self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
@@ -282,9 +286,11 @@ class PregelLoop:
         if self.spec.saver is not None and "checkpoints" in self.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 
-    def commit(self, task: Task, error: BaseException | None) -> None:
-        """Record how a task ended: its writes, its interrupt, or its error."""
+    def commit(self, task: Task, error: BaseException | None) -> Task | None:
+        """Record how a task ended: its writes, its interrupt, or its error. A failed node with
+        an error handler returns the handler's task, for the runner to run in this step."""
         self.running.discard(task.id)
+        handler = None
         if isinstance(error, GraphInterrupt):
             if error.interrupts:  # kept with the answers given so far
                 self.put_writes(task.id, [(INTERRUPT, error.interrupts),
@@ -292,9 +298,19 @@ class PregelLoop:
         elif not isinstance(error, ParentCommand):  # a ParentCommand is the parent's to apply
             if error is not None:
                 task.writes.append((ERROR, error))
+                if handler := handlers.handler_task(task, error, self.graph.nodes, self.here()):
+                    task.writes.append((ERROR_SOURCE_NODE, task.name))  # saved: resume knows
+                    self.tasks[handler.id] = handler
+                    self.running.add(handler.id)
             elif all(c in CONTROL_WRITES for c, _ in task.writes):
                 task.writes.append((NO_WRITES, None))
             self.put_writes(task.id, task.writes)
+        return handler
+
+    def here(self) -> Step:
+        """Where a task made during the step (an error handler's) runs: this step."""
+        return Step(self.checkpoint, self.pending_writes, self.channels, self.spec.config,
+                    self.step, self.stop)
 
     def put_writes(self, task_id: str, writes: list, cached: bool = False) -> None:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""

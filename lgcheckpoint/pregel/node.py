@@ -12,20 +12,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
-from lgcheckpoint.errors import InvalidUpdateError, ParentCommand
+from lgcheckpoint.errors import InvalidUpdateError, NodeError, ParentCommand
 from lgcheckpoint.pregel.detect import graphs_called
 from lgcheckpoint.types import Command, RetryPolicy, Send, TimeoutPolicy, update_as_tuples
 
 Write = tuple[str, Any]  # (channel, value)
-INJECTABLE = ("config", "writer", "previous", "runtime")  # keyword arguments a node may declare
+# keyword arguments a node may declare; `error` only typed NodeError (an error handler's)
+INJECTABLE = ("config", "writer", "previous", "runtime", "error")
 
 
 def accepts(fn: Callable, name: str) -> bool:
     """Does the user's callable take a parameter with this name (config, writer, runtime)?"""
     try:
-        return name in inspect.signature(fn).parameters
+        param = inspect.signature(fn).parameters.get(name)
     except (TypeError, ValueError):
         return False
+    if param is not None and name == "error":  # LangGraph injects it by its annotation too
+        return param.annotation in (NodeError, "NodeError")
+    return param is not None
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Node:
     cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
     timeout: Any = None  # a TimeoutPolicy for each attempt (async nodes only: pregel/timeouts.py)
+    error_handler: str | None = None  # the node that runs if this one fails (handlers.py)
 
     def __post_init__(self) -> None:
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async

@@ -11,10 +11,12 @@ import asyncio
 import concurrent.futures
 import contextvars
 import itertools
+import queue
 import random
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
@@ -28,7 +30,7 @@ from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
 
-Commit = Callable[[Task, "BaseException | None"], None]
+Commit = Callable[[Task, "BaseException | None"], "Task | None"]  # -> an error handler's task
 
 
 # --- one task ------------------------------------------------------------------------------
@@ -56,6 +58,8 @@ def injected(task: Task, name: str) -> Any:
     """One keyword argument LangGraph injects: the task's config, or a field of its Runtime."""
     if name == "config":
         return task_config(task)
+    if name == "error":  # an error handler's NodeError (None in any other task)
+        return task.error
     runtime = task_runtime(task)
     return runtime if name == "runtime" else getattr(
         runtime, "stream_writer" if name == "writer" else name)
@@ -253,42 +257,63 @@ def step_timed_out(errors: list[BaseException], timeout_error: type = TimeoutErr
 
 
 def stops_the_step(error: BaseException) -> bool:
-    """A failed task ends its step: an interrupt does not, nor an answer that did not fit
-    interrupt(response_schema=...), so the other answered tasks finish and are not re-run."""
+    """A failed task (its error not handled) ends its step: an interrupt does not, nor an
+    answer that did not fit interrupt(response_schema=...), so the other answered tasks
+    finish and are not re-run."""
     return not isinstance(error, GraphInterrupt) and not is_invalid_resume(error)
+
+
+def end_task(commit: Commit, errors: list, task: Task, exc: BaseException | None) -> list[Task]:
+    """Commit a finished task. Its error fails the step, unless commit returns a handler's task
+    (handlers.py): then that task is what runs next, in this step."""
+    handler = commit(task, exc)
+    if exc is not None and handler is None:
+        errors.append(exc)
+    return [handler] if handler is not None else []
 
 
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
+    A failed node's error handler joins the step at once, beside the tasks still running.
     Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
-    (nothing can stop a thread) and their tasks are committed too, as LangGraph does."""
+    (nothing can stop a thread) and their tasks are committed too, as LangGraph does; a handler
+    due after that runs on resume (its error is saved)."""
     errors: list[BaseException] = []
-    if len(tasks) == 1 and graph.step_timeout is None:
+    ended = partial(end_task, commit, errors)
+    while len(tasks) == 1 and graph.step_timeout is None:  # a lone task (or handler) inline
         try:
             run_task(tasks[0], graph)
-            commit(tasks[0], None)
+            tasks = ended(tasks[0], None)
         except Exception as exc:
-            commit(tasks[0], exc)
-            errors.append(exc)
-    elif tasks:
+            tasks = ended(tasks[0], exc)
+    if tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
         gate = gated(threading.BoundedSemaphore, tasks)
-        futures = {pool_holder[0].submit(contextvars.copy_context().run, gate(run_task), t,
-                                         graph): t for t in tasks}
-        finished: list = []
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # (task, future), as each finishes
 
-        def finish(fut: concurrent.futures.Future) -> None:
-            finished.append(fut)
-            commit(futures[fut], exc := fut.exception())
-            if exc is not None:
-                errors.append(exc)
-        try:
-            for fut in concurrent.futures.as_completed(futures, timeout=graph.step_timeout):
-                finish(fut)
-        except concurrent.futures.TimeoutError:
-            for fut in concurrent.futures.as_completed(set(futures) - set(finished)):
-                finish(fut)
+        def submit(task: Task) -> None:
+            fut = pool_holder[0].submit(contextvars.copy_context().run, gate(run_task), task,
+                                        graph)
+            fut.add_done_callback(lambda fut: finished.put((task, fut)))
+
+        for task in tasks:
+            submit(task)
+        running, late = len(tasks), False
+        deadline = None if graph.step_timeout is None else time.monotonic() + graph.step_timeout
+        while running:  # commit each task as it finishes; a handler it returns runs too
+            try:
+                task, fut = finished.get(timeout=None if deadline is None or late else
+                                         max(0.0, deadline - time.monotonic()))
+            except queue.Empty:  # past the step's timeout: wait for the threads, start nothing
+                late = True
+                continue
+            handlers = ended(task, fut.exception())
+            running -= 1
+            for handler in [] if late else handlers:
+                running += 1
+                submit(handler)
+        if late:
             step_timed_out(errors)
     raise_step_errors(errors)
 
@@ -297,35 +322,31 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
     """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks.
     Past graph.step_timeout the tasks still running are cancelled (saved as cancelled)."""
     errors: list[BaseException] = []
+    ended = partial(end_task, commit, errors)
     timeout = graph.step_timeout
-    if len(tasks) == 1 and timeout is None:
+    while len(tasks) == 1 and timeout is None:  # a lone task (or handler) runs inline
         try:
             await arun_task(tasks[0], graph)
-            commit(tasks[0], None)
+            tasks = ended(tasks[0], None)
         except Exception as exc:
-            commit(tasks[0], exc)
-            errors.append(exc)
-    elif tasks:
-        gate = gated(asyncio.Semaphore, tasks)
-        running = {asyncio.ensure_future(gate(arun_task)(t, graph)): t for t in tasks}
-        pending = set(running)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while pending:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done, pending = await asyncio.wait(pending, timeout=left,
-                                               return_when=asyncio.FIRST_COMPLETED)
-            if not done:  # past the step's timeout
-                for fut in [f for f in running if f in pending]:
-                    fut.cancel()
-                    commit(running[fut], asyncio.CancelledError())
-                step_timed_out(errors, asyncio.TimeoutError)
-            for fut in [f for f in running if f in done]:  # a set has no order; tasks do
-                commit(running[fut], exc := fut.exception())
-                if exc is not None:
-                    errors.append(exc)
-            if pending and any(map(stops_the_step, errors)):  # the others are cancelled
-                for fut in [f for f in running if f in pending]:
-                    fut.cancel()
-                    commit(running[fut], asyncio.CancelledError())
-                pending = set()
+            tasks = ended(tasks[0], exc)
+    gate = gated(asyncio.Semaphore, tasks)
+    running = {asyncio.ensure_future(gate(arun_task)(t, graph)): t for t in tasks}
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while running:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        done, _ = await asyncio.wait(running, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        if not done:  # past the step's timeout
+            for fut, task in running.items():
+                fut.cancel()
+                commit(task, asyncio.CancelledError())
+            step_timed_out(errors, asyncio.TimeoutError)
+        for fut in [f for f in running if f in done]:  # a set has no order; tasks do
+            running.update((asyncio.ensure_future(gate(arun_task)(h, graph)), h)
+                           for h in ended(running.pop(fut), fut.exception()))
+        if running and any(map(stops_the_step, errors)):  # the others are cancelled
+            for fut, task in running.items():
+                fut.cancel()
+                commit(task, asyncio.CancelledError())
+            running = {}
     raise_step_errors(errors)

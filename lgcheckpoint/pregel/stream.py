@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN
 from lgcheckpoint.pregel.algo import key_list, read_state
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
@@ -95,7 +95,7 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
     out = []
     for task in tasks:
         mine = [(c, v) for t, c, v in pending_writes if t == task.id]
-        output = [(c, v) for c, v in mine if c not in (ERROR, INTERRUPT, "__resume__")]
+        output = [(c, v) for c, v in mine if c not in CONTROL_WRITES]
         error = next((v for c, v in mine if c == ERROR), None)  # as stored (savers keep a repr)
         interrupts = tuple(i for c, v in mine if c == INTERRUPT
                            for i in (v if isinstance(v, (list, tuple)) else [v]))

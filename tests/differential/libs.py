@@ -32,6 +32,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "GraphRecursionError": ("errors", "GraphRecursionError"),
     "InvalidUpdateError": ("errors", "InvalidUpdateError"),
     "NodeInterrupt": ("errors", "NodeInterrupt"),
+    "NodeError": ("errors", "NodeError"),
     "UntrackedValue": ("channels", "UntrackedValue"),
     "DeltaChannel": ("channels", "DeltaChannel"),
     "LastValue": ("channels", "LastValue"),

@@ -804,3 +804,226 @@ def update_state_runs_an_async_conditional_edge(lib: Run):
         graph.aupdate_state(cfg, {"trail": ["go b"]}, as_node="a")) is not None)
     lib.get_state(graph, cfg)
     lib.ainvoke(graph, None, cfg)
+
+
+# --- node error handlers (lgcheckpoint/pregel/handlers.py) ---------------------------------
+def failing(name: str, lib: Run, fails: int = 10**6):
+    """A node that raises its first `fails` times (counting its calls), then appends its name."""
+
+    def node(state):
+        lib.count(name)
+        if lib.calls[name] <= fails:
+            raise ValueError(f"{name} failed on call {lib.calls[name]}")
+        return {"trail": [name]}
+
+    node.__name__ = name
+    return node
+
+
+@scenario
+def error_handler_routes_after_retries(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return lib.Command(update={"trail": [f"handled {error.node}: {error.error}"]},
+                           goto="after")
+
+    policy = lib.RetryPolicy(max_attempts=2, initial_interval=0.001, jitter=False)
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("bad", failing("bad", lib), retry_policy=policy, error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_node("skipped", visit("skipped", lib))  # bad's own edge: not taken when it fails
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "bad")
+    g.add_edge("bad", "skipped")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=["updates", "values", "tasks"])
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_beside_a_sibling(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return {"trail": [f"handled {error.node}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("steady", visit("steady", lib))
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "steady")
+    g.add_edge(lib.START, "bad")
+    g.add_edge("steady", "after")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def default_error_handler_crashes_then_resumes(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return {"trail": [f"handled {error.node}: {error.error}"]}
+
+    g = lib.StateGraph(Trail)
+    g.set_node_defaults(error_handler=handler)
+    g.add_node("bad", failing("bad", lib))
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)  # raises the handler's error; bad's is saved, handled
+    lib.get_state(graph, cfg)
+    # the handler runs again (with the saved error), bad does not
+    lib.stream(graph, None, cfg, stream_mode=["tasks", "updates", "values"])
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_never_catches_an_interrupt(lib: Run):
+    def asks(state):
+        return {"trail": [f"got {lib.interrupt('ok?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("asks", asks, error_handler=lambda state: {"trail": ["handled"]})
+    g.add_edge(lib.START, "asks")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def async_error_handler_beside_a_sibling(lib: Run):
+    NodeError = lib.NodeError
+
+    async def bad(state):
+        lib.count("bad")
+        raise ValueError("bad failed")
+
+    async def handler(state, error: NodeError):
+        lib.count("handler")
+        return lib.Command(update={"trail": [f"handled {error.node}"]}, goto="after")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("steady", visit("steady", lib))
+    g.add_node("bad", bad, error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "steady")
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)  # (updates would race: steady vs. the handler)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_with_exit_durability(lib: Run):
+    def handler(state):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return {"trail": ["handled"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, durability="exit")
+    lib.invoke(graph, None, cfg, durability="exit")
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_asks_a_human(lib: Run):
+    NodeError = lib.NodeError
+
+    def handler(state, error: NodeError):
+        lib.count("handler")
+        return {"trail": [f"{error.node}: {lib.interrupt('retry or give up?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume="give up"), cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_of_a_sent_task(lib: Run):
+    NodeError = lib.NodeError
+
+    def worker(state):
+        if state["n"] == 2:
+            raise ValueError("two is bad")
+        return {"trail": [f"worker {state['n']}"]}
+
+    def handler(state, error: NodeError):
+        return {"trail": [f"handled {error.node} {state['n']}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("worker", worker, error_handler=handler)
+    g.add_conditional_edges(
+        lib.START, lambda s: [lib.Send("worker", {"n": i, "trail": []}) for i in (1, 2, 3)])
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_inside_a_subgraph(lib: Run):
+    inner = lib.StateGraph(Trail)
+    inner.add_node("bad", failing("bad", lib), error_handler=lambda state: {"trail": ["fixed"]})
+    inner.add_node("inner2", visit("inner2", lib))
+    inner.add_edge(lib.START, "bad")
+    inner.add_edge("bad", "inner2")  # not taken: the handler does not route on
+    g = lib.StateGraph(Trail)
+    g.add_node("child", inner.compile())
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "child")
+    g.add_edge("child", "after")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.history(graph, cfg)
+
+
+@scenario
+def error_handler_and_breakpoints(lib: Run):
+    def handler(state):
+        lib.count("handler")
+        if lib.calls["handler"] == 1:
+            raise RuntimeError("the handler crashed")
+        return lib.Command(update={"trail": ["handled"]}, goto="after")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("bad", failing("bad", lib), error_handler=handler)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver(), interrupt_after=["bad"],
+                      interrupt_before=["__error_handler__bad"])
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)  # the handler, made mid-step, crashes: no breakpoint
+    lib.invoke(graph, None, cfg)  # the handler again (nothing changed: no stop before it);
+    lib.get_state(graph, cfg)  # then the step stops after "bad"
+    lib.invoke(graph, None, cfg)
+    lib.invoke(graph, None, cfg)
+    lib.history(graph, cfg)

@@ -39,7 +39,6 @@ def test_messages_stream_mode_streams_nothing_on_langgraph_and_is_refused_here()
 
 
 @pytest.mark.parametrize(("where", "call"), [
-    ("add_node(error_handler=", lambda lib: one_node_graph(lib, error_handler=lambda e: None)),
     ("compile(store=", lambda lib: one_node_graph(lib).compile(store=object())),
 ])
 def test_options_we_do_not_implement_are_refused_by_name(where, call):
