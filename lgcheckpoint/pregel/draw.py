@@ -139,9 +139,12 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
             pairs = branch.path_map.items() if branch.path_map is not None else [
                 (n, n) for n in [*graph.nodes, END] if n not in (START, name)]
             found |= {(name, t, True, str(label)) for label, t in pairs}
+    found |= channel_edges(graph)  # the low-level API's nodes (builder.py)
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
                                     node_metadata(graph, builder, name))
                      for name, node in graph.nodes.items()})
+    if START not in drawing.nodes and any(source == START for source, *_ in found):
+        drawing.nodes[START] = DrawNode(START, START, START)
     for source, target, conditional, label in sorted(found, key=lambda e: (*e[:3], e[3] or "")):
         drawing.add_edge(source, target, None if label == target else label, conditional)
     # a node nothing leaves ends the run (so edges to END are drawn last, as in LangGraph)
@@ -160,6 +163,24 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
                 if len(sub.nodes) > 1 and sub.first_node() and sub.last_node():
                     drawing.put_inside(name, sub)
     return drawing
+
+
+def channel_edges(graph: Any) -> set:
+    """Edges of nodes that write channels (the low-level API): from the input to the nodes it
+    triggers, and from each node to the nodes its writes trigger."""
+    from lgcheckpoint.pregel.builder import ChannelWriteEntry, PregelNode
+
+    lowlevel = {n: node for n, node in graph.nodes.items() if isinstance(node, PregelNode)}
+    if not lowlevel:
+        return set()
+    inputs = graph.input_channels
+    found = {(START, n, False, None) for chan in ([inputs] if isinstance(inputs, str) else inputs)
+             for n in graph.trigger_to_nodes.get(chan, ())}
+    for name, node in lowlevel.items():
+        written = {w.channel for w in node.writers if isinstance(w, ChannelWriteEntry)}
+        found |= {(name, n, False, None) for chan in written
+                  for n in graph.trigger_to_nodes.get(chan, ())}
+    return found
 
 
 def last_step(found: set, limit: int = 250) -> set:
