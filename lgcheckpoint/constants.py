@@ -3,11 +3,10 @@
 They match LangGraph's spelling, so the checkpoints we write read the same. Next: types.py.
 """
 
-from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME  # noqa: F401
+from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME, TASKS  # noqa: F401
 
 START = "__start__"  # the input channel, and the pseudo-node that writes the input
 END = "__end__"  # the pseudo-node an edge points at to stop
-TASKS = "__pregel_tasks"  # Topic channel holding Send packets for the next step
 NO_WRITES = "__no_writes__"  # marker write: the task ran and wrote nothing
 RETURN = "__return__"  # a functional-API task's result (func.py), saved as a pending write
 PREVIOUS = "__previous__"  # an entrypoint's saved value, handed to its next run as `previous`

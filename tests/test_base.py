@@ -17,6 +17,8 @@ import operator
 from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver as LgBaseCheckpointSaver
+from langgraph.checkpoint.base import create_checkpoint as lg_create_checkpoint
+from langgraph.checkpoint.base import empty_checkpoint as lg_package_empty_checkpoint
 from langgraph.checkpoint.base import get_checkpoint_metadata as lg_metadata
 from langgraph.checkpoint.base import id as lg_id
 from langgraph.checkpoint.memory import InMemorySaver as LgInMemorySaver
@@ -32,12 +34,15 @@ from lgcheckpoint.checkpoint.base import (
     BaseCheckpointSaver,
     CheckpointTuple,
     copy_checkpoint,
+    create_checkpoint,
     empty_checkpoint,
     get_checkpoint_id,
     get_checkpoint_metadata,
     metadata_matches,
 )
 from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.pregel.checkpoint import LATEST_VERSION as RUNTIME_VERSION
+from lgcheckpoint.pregel.checkpoint import empty_checkpoint as runtime_empty_checkpoint
 from lgcheckpoint.errors import MissingConfigError
 
 
@@ -80,12 +85,31 @@ def test_same_bits_as_langgraph_for_the_same_clock(monkeypatch):
 
 # --- checkpoints --------------------------------------------------------------------------------
 def test_empty_checkpoint_matches_langgraphs_shape():
-    ours, theirs = empty_checkpoint(), lg_empty_checkpoint()
-    assert ours["v"] == theirs["v"] == LATEST_VERSION
+    ours, theirs = runtime_empty_checkpoint(), lg_empty_checkpoint()
+    assert ours["v"] == theirs["v"] == RUNTIME_VERSION == 4
     assert uuid.UUID(ours["id"]).clock_seq == uuid.UUID(theirs["id"]).clock_seq  # step -2
     assert {k: ours[k] for k in theirs if k not in ("id", "ts")} == {
         k: theirs[k] for k in theirs if k not in ("id", "ts")}
     assert ours["updated_channels"] is None  # LangGraph adds it on the first copy; we start with it
+
+
+def same_but_id_and_ts(ours, theirs):
+    return {k: v for k, v in ours.items() if k not in ("id", "ts")} == {
+        k: v for k, v in theirs.items() if k not in ("id", "ts")}
+
+
+def test_the_checkpoint_packages_helpers_write_v2_like_langgraphs():
+    ours, theirs = empty_checkpoint(), lg_package_empty_checkpoint()
+    assert ours["v"] == theirs["v"] == LATEST_VERSION == 2
+    assert same_but_id_and_ts(ours, theirs)  # pending_sends=[] included
+    ours["pending_sends"] = theirs["pending_sends"] = ["a send"]
+    ours["channel_versions"] = theirs["channel_versions"] = {"x": 1}
+    ours["channel_values"] = theirs["channel_values"] = {"x": "v"}
+    for channels in (None, {}):
+        a, b = create_checkpoint(ours, channels, 3), lg_create_checkpoint(theirs, channels, 3)
+        assert same_but_id_and_ts(a, b), channels
+        assert uuid.UUID(a["id"]).clock_seq == uuid.UUID(b["id"]).clock_seq == 3
+    assert create_checkpoint(ours, None, 3, id="fixed")["id"] == "fixed"
 
 
 def test_empty_checkpoints_share_nothing():
@@ -95,7 +119,7 @@ def test_empty_checkpoints_share_nothing():
 
 
 def sample_checkpoint():
-    cp = empty_checkpoint()
+    cp = runtime_empty_checkpoint()
     cp.update(channel_values={"x": [1]}, channel_versions={"x": 1},
               versions_seen={"node": {"x": 1}}, updated_channels=["x"])
     return cp
@@ -328,6 +352,22 @@ def test_in_memory_saver_stores_what_langgraphs_stores():
     ours, theirs = InMemorySaver(), LgInMemorySaver()
     script(ours), script(theirs)
     assert stored(ours) == stored(theirs)
+
+
+def test_a_pre_v4_checkpoint_is_read_as_stored_like_langgraphs_in_memory_saver():
+    """Only LangGraph's PostgresSaver moves a v<4 checkpoint's parent's Sends into TASKS on
+    read; its InMemorySaver (and SqliteSaver) return what was stored, and so do ours."""
+    def latest(saver, make_empty, make_next):
+        first = make_empty()
+        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, first, {}, {})
+        saver.put_writes(config, [("__pregel_tasks", "send-1")], "task-1")
+        saver.put(config, make_next(first, None, 1), {}, {})
+        return saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+
+    ours = latest(InMemorySaver(), empty_checkpoint, create_checkpoint)
+    theirs = latest(LgInMemorySaver(), lg_package_empty_checkpoint, lg_create_checkpoint)
+    assert ours.checkpoint["channel_values"] == theirs.checkpoint["channel_values"] == {}
+    assert ours.checkpoint["pending_sends"] == theirs.checkpoint["pending_sends"] == []
 
 
 def test_version_strings_look_like_langgraphs():

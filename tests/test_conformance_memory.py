@@ -54,6 +54,28 @@ def put_chain(saver, thread_id="t", ns="", n=3, run_id="r"):
     return configs
 
 
+def test_records_kept_as_plain_tuples_read_the_same():
+    """LangGraph's InMemorySaver stores plain tuples (and its tests write them by hand); ours are
+    NamedTuples of the same shape read by position, so either reads the same."""
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    for step in range(3):
+        checkpoint = {**empty_checkpoint(), "channel_values": {"x": step},
+                      "channel_versions": {"x": saver.get_next_version(step or None)}}
+        config = saver.put(config, checkpoint, {"step": step}, checkpoint["channel_versions"])
+        saver.put_writes(config, [("x", step + 10), ("y", "w")], f"task-{step}", f"p{step}")
+    before = list(saver.list({"configurable": {"thread_id": "t"}}))
+    history = saver.get_delta_channel_history(config=config, channels=["x", "y"])
+    for checkpoints in saver.storage["t"].values():
+        checkpoints.update({i: tuple(saved) for i, saved in checkpoints.items()})
+    for writes in saver.writes.values():
+        writes.update({key: tuple(write) for key, write in writes.items()})
+    assert type(saver.storage["t"][""][get_checkpoint_id(config)]) is tuple
+    assert list(saver.list({"configurable": {"thread_id": "t"}})) == before
+    assert saver.get_delta_channel_history(config=config, channels=["x", "y"]) == history
+    assert history["y"]["writes"] == [("task-0", "y", "w"), ("task-1", "y", "w")]
+
+
 def test_an_unchanged_channel_is_stored_once():
     saver = InMemorySaver()
     put_chain(saver, n=4)

@@ -85,6 +85,23 @@ def test_async_sqlite_walk_same_as_default(tmp_path):
     asyncio.run(main())
 
 
+def test_a_saver_without_its_own_walk_gets_the_default_sync_and_async():
+    class ThirdParty(InMemorySaver):
+        get_delta_channel_history = BaseCheckpointSaver.get_delta_channel_history
+
+    saver = ThirdParty()
+    configs = thread_with_fork(saver)
+    for config in configs[::11]:
+        fast = InMemorySaver.get_delta_channel_history(saver, config=config, channels=["items"])
+        assert saver.get_delta_channel_history(config=config, channels=["items"]) == fast
+        slow = asyncio.run(saver.aget_delta_channel_history(config=config, channels=["items"]))
+        assert slow == fast
+    # InMemorySaver's first base is a BaseCheckpointSaver: LangGraph's tests take the default
+    # walk from it (InMemorySaver.__mro__[1]), as from LangGraph's own InMemorySaver
+    assert InMemorySaver.__mro__[1].get_delta_channel_history is (
+        BaseCheckpointSaver.get_delta_channel_history)
+
+
 @pytest.mark.postgres
 def test_postgres_walk_same_as_default(postgres_uri, monkeypatch):
     from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql

@@ -16,6 +16,8 @@ import psycopg
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver as LGBaseSaver
 from langgraph.checkpoint.base import CheckpointTuple as LGCheckpointTuple
+from langgraph.checkpoint.base import create_checkpoint as lg_create_checkpoint
+from langgraph.checkpoint.base import empty_checkpoint as lg_package_empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver as LGPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
@@ -23,7 +25,10 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lgcheckpoint import graph as our_graph
-from lgcheckpoint.checkpoint.base import PutWrites, empty_checkpoint, next_string_version
+from lgcheckpoint.checkpoint.base import (
+    TASKS, PutWrites, empty_checkpoint, next_string_version,
+)
+from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
 from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver
 from lgcheckpoint.errors import InvalidCheckpointError, SaverNotSetUpError, UnsafeTypeError
@@ -170,6 +175,61 @@ def test_reads_a_thread_langgraph_wrote(saver, postgres_uri):
     assert len(theirs) > 8 and any(t[0]["configurable"]["checkpoint_ns"] for t in theirs)
     assert history(saver, "lg") == theirs
     assert any(t[4] for t in theirs)  # pending writes were compared too
+
+
+def write_pre_v4_thread(lg, thread_id: str) -> None:
+    """Rows as LangGraph's checkpoint package writes them: v=2, Sends as the parent's writes."""
+    first = lg_package_empty_checkpoint()
+    first["channel_values"], first["channel_versions"] = {"x": 1}, {"x": next_string_version(1)}
+    config = lg.put(cfg(thread_id), first, {}, first["channel_versions"])
+    lg.put_writes(config, [(TASKS, "send-1"), (TASKS, "send-2")], "task-1")
+    lg.put_writes(config, [(TASKS, "send-3")], "task-2")
+    lg.put(config, lg_create_checkpoint(first, None, 1), {}, {})
+
+
+def test_a_pre_v4_checkpoint_reads_its_parents_sends_as_langgraph_does(saver, postgres_uri):
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        write_pre_v4_thread(lg, "old")
+        theirs = history(lg, "old")
+        their_latest = plain(tuple(lg.get_tuple(cfg("old"))))
+    ours = history(saver, "old")
+    assert ours == theirs and plain(tuple(saver.get_tuple(cfg("old")))) == their_latest
+    child, root = ours
+    assert child[1]["channel_values"][TASKS] == ["send-1", "send-2", "send-3"]
+    assert child[1]["channel_versions"][TASKS] == root[1]["channel_versions"]["x"]  # newest
+    assert TASKS not in root[1]["channel_values"]  # the root has no parent to take Sends from
+
+
+async def test_async_saver_reads_pre_v4_sends_the_same(saver, postgres_uri):
+    with LGPostgresSaver.from_conn_string(postgres_uri) as lg:
+        write_pre_v4_thread(lg, "old")
+    async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
+        found = [tuple(t) async for t in asaver.alist(cfg("old"))]
+        latest = await asaver.aget_tuple(cfg("old"))
+    assert plain(found) == history(saver, "old")
+    assert latest.checkpoint["channel_values"][TASKS] == ["send-1", "send-2", "send-3"]
+
+
+def test_a_v4_checkpoint_never_takes_its_parents_sends(saver):
+    first = saver.put(cfg("new"), make_checkpoint(x=1), {}, {"x": next_string_version(None)})
+    saver.put_writes(first, [(TASKS, "send-1")], "task-1")
+    child = {**make_checkpoint(), "v": 4, "id": str(uuid6(clock_seq=1))}
+    saver.put(first, child, {}, {})
+    assert TASKS not in saver.get_tuple(cfg("new")).checkpoint["channel_values"]
+
+
+def test_setup_runs_the_migrations_of_the_class_attribute(postgres_uri):
+    class Extended(PostgresSaver):
+        MIGRATIONS = [*PostgresSaver.MIGRATIONS,
+                      "CREATE TABLE IF NOT EXISTS extended_marker (id INTEGER);"]
+
+    with Extended.from_conn_string(postgres_uri) as saver:
+        saver.conn.execute("DROP TABLE IF EXISTS extended_marker")
+        saver.setup()
+        assert count(saver, "extended_marker") == 0  # the table exists: the query ran
+        saver.conn.execute("DROP TABLE extended_marker")
+        saver.conn.execute("DELETE FROM checkpoint_migrations WHERE v = %s",
+                           (len(Extended.MIGRATIONS) - 1,))
 
 
 def test_langgraph_reads_what_we_wrote_and_resumes_it(saver, postgres_uri):

@@ -189,6 +189,19 @@ def test_allowlist_is_required_for_user_classes_and_clones_are_independent():
     assert everything.loads_typed(blob) == Point(1, 2)
 
 
+def test_a_subclass_whose_init_takes_no_arguments_widens_its_allowlist():
+    class Custom(JsonPlusSerializer):
+        def __init__(self) -> None:
+            super().__init__(inspect=True)
+
+    blob = OURS.dumps_typed(Point(1, 2))
+    strict = Custom()
+    wider = strict.with_msgpack_allowlist([Point])
+    assert type(wider) is Custom and wider is not strict and wider.inspect
+    assert wider.loads_typed(blob) == Point(1, 2)
+    assert type(strict.loads_typed(blob)).__name__ == "Opaque"  # the original is unchanged
+
+
 def test_bad_allowlist_entry_is_a_clear_error():
     with pytest.raises(TypeError, match="'module', 'Name'"):
         JsonPlusSerializer(allowed_msgpack_modules=["tests.serde_corpus.Point"])

@@ -20,6 +20,7 @@ from langgraph.types import Command, interrupt
 
 from lgcheckpoint import graph as our_graph
 from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
+from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgcheckpoint.errors import InvalidCheckpointError
@@ -246,6 +247,24 @@ async def test_reads_a_read_only_file_from_before_task_path(sqlite_path):
 
     async with aiosqlite.connect(read_only, uri=True) as conn:
         assert (await AsyncSqliteSaver(conn).aget_tuple(saved)).pending_writes == [("task", "n", 1)]
+
+
+async def test_delta_history_of_a_read_only_file_from_before_task_path(sqlite_path):
+    saved = file_from_before_task_path(sqlite_path)
+    with SqliteSaver.from_conn_string(sqlite_path) as writer:  # a child, so `saved` is a parent
+        writer.is_setup = True  # keep the old writes table as it is
+        child = writer.put(saved, {**empty_checkpoint(), "id": str(uuid6(clock_seq=5))}, {}, {})
+    read_only = f"file:{sqlite_path}?mode=ro"
+    saver = SqliteSaver(sqlite3.connect(read_only, uri=True, check_same_thread=False))
+    history = saver.get_delta_channel_history(config=child, channels=["n"])
+    saver.conn.close()
+    assert history["n"]["writes"] == [("task", "n", 1)]
+    import aiosqlite
+
+    async with aiosqlite.connect(read_only, uri=True) as conn:
+        found = await AsyncSqliteSaver(conn).aget_delta_channel_history(config=child,
+                                                                         channels=["n"])
+    assert found == history
 
 
 # --- threads and processes -----------------------------------------------------------------------

@@ -217,6 +217,9 @@ RULES = [
     # StateGraph itself warns as LangGraph does (tests/differential/test_state_schema_check_*)
     ("private", "id", r"test_state\.py::test_warns_invalid_schema",
      "calls LangGraph-private _warn_invalid_state_schema"),
+    # pytest.raises(X) where X is a stand-in for a LangGraph exception class we do not have
+    ("missing", "msg", r"Expected a BaseException type, but got '\w+'",
+     "a LangGraph exception class we do not have"),
     ("missing", "msg", r"MissingError|_StandInMeta", "other missing LangGraph name"),
 ]
 

@@ -76,6 +76,8 @@ class _StandInMeta(type):
     def __getattr__(cls, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if attr.startswith("_"):  # a private method of a class we lack is private, not missing
+            raise PrivateHelperError(f"{cls._lgsuite_name}.{attr} is private for lgcheckpoint")
         raise cls._lgsuite_error(f"{cls._lgsuite_name}.{attr} is {cls._lgsuite_kind}")
 
 
@@ -112,6 +114,8 @@ class StubModule(types.ModuleType):
                 if hasattr(module, name):
                     ELSEWHERE.add(f"{path}.{name} -> {fallback}")
                     return getattr(module, name)
+        if kind == "missing" and name.startswith("_"):  # a private name of a public module
+            kind = "private"
         return stand_in(kind, f"{path}.{name}")
 
 
@@ -137,7 +141,7 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
 # public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
-ALIASES = {"langgraph.checkpoint.base.create_checkpoint": "lgcheckpoint.pregel.checkpoint"}
+ALIASES: dict[str, str] = {}
 # LangGraph-private names of a public record we keep under its public name: (our module, name)
 TWINS = {"langgraph.checkpoint.serde.types._DeltaSnapshot":
          ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot")}

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
-from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+from lgcheckpoint.checkpoint.serde.types import TASKS  # noqa: F401  (re-exported, Topic of Sends)
 from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
 from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLoopError
 
@@ -36,7 +37,9 @@ INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 WRITES_IDX_MAP = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
 
-LATEST_VERSION = 4  # the checkpoint format LangGraph 1.2 writes in ``v``
+# the ``v`` this package's helpers write, as LangGraph's checkpoint package does; the runtime
+# writes v=4 (pregel/checkpoint.py), where Send packets moved from "pending_sends" into TASKS
+LATEST_VERSION = 2
 
 # config keys that are addresses, not facts about a run, so they are not copied into metadata
 EXCLUDED_METADATA_KEYS = {
@@ -64,6 +67,7 @@ class Checkpoint(TypedDict):
     channel_versions: ChannelVersions  # channel -> version of its latest write
     versions_seen: dict[str, ChannelVersions]  # node -> channel -> version it last ran on
     updated_channels: list[str] | None  # channels written in the step that made this checkpoint
+    pending_sends: NotRequired[list[Any]]  # before v4: Send packets for the next step (now TASKS)
 
 
 class CheckpointTuple(NamedTuple):
@@ -120,7 +124,8 @@ class HistoryWalk:
 
 
 def empty_checkpoint() -> Checkpoint:
-    """The checkpoint a brand-new thread starts from (its id carries step -2)."""
+    """A checkpoint with nothing in it (its id carries step -2), in this package's v=2 format:
+    what tests and hand-written savers build; a graph starts from pregel/checkpoint.py's v=4."""
     return Checkpoint(
         v=LATEST_VERSION,
         id=str(uuid6(clock_seq=-2)),
@@ -128,6 +133,28 @@ def empty_checkpoint() -> Checkpoint:
         channel_values={},
         channel_versions={},
         versions_seen={},
+        pending_sends=[],
+        updated_channels=None,
+    )
+
+
+def create_checkpoint(checkpoint: Checkpoint, channels: Mapping[str, Any] | None, step: int,
+                      *, id: str | None = None) -> Checkpoint:
+    """The next v=2 checkpoint after ``checkpoint`` for ``step``: the values of the live
+    ``channels`` that were ever written (None: ``checkpoint``'s values), its versions kept."""
+    if channels is None:
+        values = checkpoint["channel_values"]
+    else:
+        values = {key: channel.checkpoint() for key, channel in channels.items()
+                  if key in checkpoint["channel_versions"] and channel.is_available()}
+    return Checkpoint(
+        v=LATEST_VERSION,
+        id=id or str(uuid6(clock_seq=step)),
+        ts=datetime.now(timezone.utc).isoformat(),
+        channel_values=values,
+        channel_versions=checkpoint["channel_versions"],
+        versions_seen=checkpoint["versions_seen"],
+        pending_sends=checkpoint.get("pending_sends", []),
         updated_channels=None,
     )
 
@@ -434,10 +461,11 @@ class StringVersions:
         return next_string_version(current)
 
 
-class AsyncBySync:
-    """Mix in before BaseCheckpointSaver: async verbs that call the sync ones in place.
+class AsyncBySync(BaseCheckpointSaver):
+    """A BaseCheckpointSaver whose async verbs call the sync ones in place.
 
-    For a saver that never blocks (InMemorySaver): no worker thread, no await inside.
+    For a saver that never blocks (InMemorySaver): no worker thread, no await inside. Verbs it
+    does not define (get_delta_channel_history) are the base class's defaults.
     """
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -4,12 +4,14 @@
     writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] = StoredWrite(task_id, ...)
     blobs[(thread_id, checkpoint_ns, channel, version)] = (type tag, bytes)
 
+Records are read by position (``checkpoint, metadata, parent_id = saved``), so a plain tuple of
+the same shape, as LangGraph's InMemorySaver stores and its tests write by hand, reads the same.
 A checkpoint is stored *without* its channel values: each value lives in ``blobs`` under the
 channel's version, so a channel that did not change in a step is not stored again. Everything is
 kept as ``(type tag, bytes)`` from ``self.serde``, exactly as a database would hold it.
 
-Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver)
-and ``get_delta_channel_history`` (no DeltaChannel here). Next: ``checkpoint/sqlite/sql.py``.
+Left out on purpose: LangGraph's ``factory=PersistentDict`` (pickling to a file; use SqliteSaver).
+Next: ``checkpoint/sqlite/sql.py``.
 """
 
 from __future__ import annotations
@@ -78,8 +80,16 @@ class Checkpoints(dict):
 
 def apply_order(item: tuple[tuple[str, int], StoredWrite]) -> tuple[str, str, int]:
     """Sort key of a stored write: (task_path, task_id, idx), the order the loop applies them."""
-    (task_id, idx), write = item
-    return write.task_path, task_id, idx
+    (task_id, idx), (_task_id, _channel, _value, task_path) = item
+    return task_path, task_id, idx
+
+
+def pending_writes(stored: dict[tuple[str, int], StoredWrite], loads: Any,
+                   only: Collection[str] | None = None) -> list[tuple[str, str, Any]]:
+    """One checkpoint's saved writes, decoded, in the loop's apply order."""
+    return [(task_id, channel, loads(value))
+            for _, (task_id, channel, value, _path) in sorted(stored.items(), key=apply_order)
+            if only is None or channel in only]
 
 
 class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
@@ -182,7 +192,7 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
             saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
             if saved is None:  # deleted while we were iterating
                 continue
-            metadata = self.serde.loads_typed(saved.metadata)
+            metadata = self.serde.loads_typed(saved[1])  # (checkpoint, metadata, parent_id)
             if not metadata_matches(metadata, filter):
                 continue
             if limit is not None:
@@ -220,18 +230,17 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
     ) -> CheckpointTuple:
         """Rebuild a CheckpointTuple: values from blobs, writes in the loop's apply order."""
         loads = self.serde.loads_typed
-        checkpoint = loads(saved.checkpoint)
+        stored_checkpoint, stored_metadata, parent_id = saved
+        checkpoint = loads(stored_checkpoint)
         versions = checkpoint["channel_versions"]
         checkpoint["channel_values"] = self._load_blobs(thread_id, ns, versions)
         writes = self.writes.get((thread_id, ns, checkpoint_id))
-        pending = [(w.task_id, w.channel, loads(w.value))
-                   for _, w in sorted(writes.items(), key=apply_order)] if writes else []
         return CheckpointTuple(
             config or as_config(thread_id, ns, checkpoint_id),
             checkpoint,
-            metadata if metadata is not None else loads(saved.metadata),
-            as_config(thread_id, ns, saved.parent_id) if saved.parent_id else None,
-            pending,
+            metadata if metadata is not None else loads(stored_metadata),
+            as_config(thread_id, ns, parent_id) if parent_id else None,
+            pending_writes(writes, loads) if writes else [],
         )
 
     def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
@@ -241,18 +250,17 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         checkpoints = self.storage.get(thread_id, {}).get(ns) or Checkpoints()
         walk, loads = HistoryWalk(channels), self.serde.loads_typed
         target = checkpoints.get(checkpoint_id or checkpoints.latest)
-        parent_id = target.parent_id if target and channels else None
+        parent_id = target[2] if target and channels else None  # (checkpoint, metadata, parent)
         seen = set()  # a corrupt chain may cycle
         while parent_id and walk.remaining and parent_id not in seen and (
                 saved := checkpoints.get(parent_id)):
             seen.add(parent_id)
-            versions = loads(saved.checkpoint)["channel_versions"]
+            stored_checkpoint, _metadata, grandparent_id = saved
+            versions = loads(stored_checkpoint)["channel_versions"]
             values = self._load_blobs(thread_id, ns, versions, only=walk.remaining)
             stored = self.writes.get((thread_id, ns, parent_id), {})
-            walk.visit(values, [(w.task_id, w.channel, loads(w.value))
-                                for _, w in sorted(stored.items(), key=apply_order)
-                                if w.channel in walk.remaining])
-            parent_id = saved.parent_id
+            walk.visit(values, pending_writes(stored, loads, only=walk.remaining))
+            parent_id = grandparent_id
         return walk.result()
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions,

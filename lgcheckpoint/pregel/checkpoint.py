@@ -1,7 +1,8 @@
 """From live channels to a stored checkpoint and back.
 
-create_checkpoint snapshots channel values and versions at a step boundary; channels_from_checkpoint
-restores live channels from one. new_versions tells a saver which channel blobs changed.
+empty_checkpoint starts a thread; create_checkpoint snapshots channel values and versions at a
+step boundary; channels_from_checkpoint restores live channels from one. new_versions tells a
+saver which channel blobs changed.
 Next: pregel/loop.py (the super-step loop that calls these).
 """
 
@@ -11,10 +12,27 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from lgcheckpoint.channels import MISSING, Channel
-from lgcheckpoint.checkpoint.base import LATEST_VERSION, ChannelVersions, Checkpoint
+from lgcheckpoint.checkpoint.base import ChannelVersions, Checkpoint
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.constants import TASKS
 from lgcheckpoint.types import Send
+
+# the ``v`` the runtime writes (LangGraph 1.2's): Send packets are the TASKS channel's value;
+# older checkpoints kept them in "pending_sends" (see migrate_pending_sends)
+LATEST_VERSION = 4
+
+
+def empty_checkpoint() -> Checkpoint:
+    """The checkpoint a brand-new thread starts from (its id carries step -2)."""
+    return Checkpoint(
+        v=LATEST_VERSION,
+        id=str(uuid6(clock_seq=-2)),
+        ts=datetime.now(timezone.utc).isoformat(),
+        channel_values={},
+        channel_versions={},
+        versions_seen={},
+        updated_channels=None,
+    )
 
 
 def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, PutWrites, copy_checkpoint,
-    empty_checkpoint,
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, INPUT, INTERRUPT, NO_WRITES, NS_END,
@@ -29,7 +28,8 @@ from lgcheckpoint.pregel.algo import (
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, new_channel_versions, saved_packet,
+    channels_from_checkpoint, create_checkpoint, empty_checkpoint, new_channel_versions,
+    saved_packet,
 )
 from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets

@@ -48,6 +48,9 @@ Conn = Connection | ConnectionPool  # one connection (we lock around it) or a po
 class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     """Saves checkpoints, blobs and pending writes in LangGraph's three Postgres tables."""
 
+    # setup() runs the ones this database has not recorded; a subclass may append its own
+    MIGRATIONS = sql.MIGRATIONS
+
     def __init__(
         self, conn: Conn, pipe: Any = None, serde: SerializerProtocol | None = None
     ) -> None:
@@ -81,10 +84,10 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
         with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(sql.MIGRATIONS[0])
+            cur.execute(self.MIGRATIONS[0])
             last = cur.execute(sql.LAST_MIGRATION).fetchone()
-            for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
-                cur.execute(sql.MIGRATIONS[version])
+            for version in range(0 if last is None else last["v"] + 1, len(self.MIGRATIONS)):
+                cur.execute(self.MIGRATIONS[version])
                 cur.execute(sql.RECORD_MIGRATION, (version,))
             for index in sql.INDEXES:
                 cur.execute(index)

@@ -40,6 +40,9 @@ AsyncConn = AsyncConnection | AsyncConnectionPool
 class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     """The asyncio twin of PostgresSaver: same tables, same rows, native async I/O."""
 
+    # setup() runs the ones this database has not recorded; a subclass may append its own
+    MIGRATIONS = sql.MIGRATIONS
+
     def __init__(
         self, conn: AsyncConn, pipe: Any = None, serde: SerializerProtocol | None = None
     ) -> None:
@@ -78,10 +81,10 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
     async def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
         async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(sql.MIGRATIONS[0])
+            await cur.execute(self.MIGRATIONS[0])
             last = await (await cur.execute(sql.LAST_MIGRATION)).fetchone()
-            for version in range(0 if last is None else last["v"] + 1, len(sql.MIGRATIONS)):
-                await cur.execute(sql.MIGRATIONS[version])
+            for version in range(0 if last is None else last["v"] + 1, len(self.MIGRATIONS)):
+                await cur.execute(self.MIGRATIONS[version])
                 await cur.execute(sql.RECORD_MIGRATION, (version,))
             for index in sql.INDEXES:
                 await cur.execute(index)

@@ -36,12 +36,14 @@ from lgcheckpoint.checkpoint.base import (
     DeltaChannelHistory,
     HistoryWalk,
     PutWrites,
+    TASKS,
     RunnableConfig,
     address,
     as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
     id_list,
+    next_string_version,
     prune_threads,
     writes_address,
 )
@@ -111,6 +113,9 @@ RECORD_MIGRATION = "INSERT INTO checkpoint_migrations (v) VALUES (%s)"
 # each found by its primary key (LATERAL ... LIMIT 1 stops the planner from hashing every blob of
 # the thread instead, which makes loading slower the longer the thread grows).
 # Writes: sorted as the loop applies them (task_path, task_id, idx), in byte order like Python.
+# Sends: a checkpoint from before v4 (LangGraph's checkpoint package still writes v=2) takes the
+# Send packets its parent's tasks wrote to TASKS as its TASKS value, as LangGraph's saver does;
+# a column of the same query, so a list() page still costs one round trip.
 # convert_to(), not ::bytea, turns text into bytes: a cast would read backslashes as escapes.
 SELECT_SQL = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
@@ -128,8 +133,15 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint
        FROM checkpoint_writes cw
       WHERE cw.thread_id = checkpoints.thread_id AND cw.checkpoint_ns = checkpoints.checkpoint_ns
         AND cw.checkpoint_id = checkpoints.checkpoint_id
-    ) AS writes
-FROM checkpoints """
+    ) AS writes,
+    CASE WHEN (checkpoint ->> 'v')::int < 4 THEN
+    (SELECT array_agg(array[convert_to(cw.type, 'UTF8'), cw.blob]
+                      ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx)
+       FROM checkpoint_writes cw
+      WHERE cw.thread_id = checkpoints.thread_id AND cw.checkpoint_ns = checkpoints.checkpoint_ns
+        AND cw.checkpoint_id = checkpoints.parent_checkpoint_id AND cw.channel = '{tasks}')
+    END AS sends
+FROM checkpoints """.format(tasks=TASKS)
 
 # --- writing: every verb is ONE statement, so it is atomic by itself and one round trip ------
 # Rows go in as a VALUES list with one parameter per field: cheaper to bind and to plan than
@@ -581,6 +593,8 @@ def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTu
     for task_id, channel, type_tag, blob in as_text(row["writes"]):
         what = f"write to {channel!r} by task {task_id!r} of {where}"
         writes.append((task_id, channel, decode(serde, type_tag, blob, what)))
+    if row["sends"]:
+        checkpoint = with_sends(checkpoint, values, row["sends"], serde, where)
     parent_id = row["parent_checkpoint_id"]
     return CheckpointTuple(
         config=as_config(thread_id, ns, checkpoint_id),
@@ -589,6 +603,16 @@ def row_to_tuple(row: dict[str, Any], serde: SerializerProtocol) -> CheckpointTu
         parent_config=as_config(thread_id, ns, parent_id) if parent_id else None,
         pending_writes=writes,
     )
+
+
+def with_sends(checkpoint: Checkpoint, values: dict[str, Any], sends: list[list[bytes]],
+               serde: SerializerProtocol, where: str) -> Checkpoint:
+    """A pre-v4 checkpoint with its parent's Sends as the TASKS value, at the newest version."""
+    values[TASKS] = [decode(serde, type_tag, blob, f"Send to {TASKS!r} before {where}")
+                     for type_tag, blob in as_text(sends)]
+    versions = checkpoint["channel_versions"]
+    newest = max(versions.values()) if versions else next_string_version(None)
+    return {**checkpoint, "channel_versions": {**versions, TASKS: newest}}
 
 
 def as_text(arrays: list[list[bytes | None]] | None) -> Iterator[list[Any]]:

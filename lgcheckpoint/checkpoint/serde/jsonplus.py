@@ -13,6 +13,7 @@ Next: allowlist.py (what may be built), msgpack_ext.py (how).
 
 from __future__ import annotations
 
+import copy
 import pickle
 from typing import Any, Iterable, Literal
 
@@ -47,14 +48,16 @@ class JsonPlusSerializer(SerializerProtocol):
         """`allowed_*_modules=True` builds ANY named type, like old LangGraph: UNSAFE."""
         self.pickle_fallback = pickle_fallback  # pickle what msgpack cannot encode; read "pickle"
         self.inspect = inspect  # for viewers: refused types come back as Opaque instead of raising
-        self.allowed_msgpack_modules = _as_set(allowed_msgpack_modules)
         self.allowed_json_modules = allowed_json_modules
-        self._msgpack_allowlist = Allowlist(self.allowed_msgpack_modules, events=True)
-        self._msgpack_decoder = ExtDecoder(self._msgpack_allowlist, inspect)  # stateless, shared
+        self._allow(_as_set(allowed_msgpack_modules))
+
+    def _allow(self, msgpack_names: frozenset[TypeName] | Literal[True]) -> None:
+        """Build the allow-lists and the decoder for these msgpack type names."""
+        self.allowed_msgpack_modules = msgpack_names
+        self._msgpack_allowlist = Allowlist(msgpack_names, events=True)
+        self._msgpack_decoder = ExtDecoder(self._msgpack_allowlist, self.inspect)  # stateless
         self._unpack = self._msgpack_decoder.unpack  # bound once: loads_typed runs per value
-        self._json_allowlist = Allowlist(
-            _json_names(allowed_json_modules, self.allowed_msgpack_modules)
-        )
+        self._json_allowlist = Allowlist(_json_names(self.allowed_json_modules, msgpack_names))
 
     def with_msgpack_allowlist(self, extra: Iterable[TypeName | type]) -> JsonPlusSerializer:
         """A new serializer that may also build `extra`; self if nothing new or all allowed."""
@@ -63,12 +66,10 @@ class JsonPlusSerializer(SerializerProtocol):
         merged = self.allowed_msgpack_modules | normalize(extra)
         if merged == self.allowed_msgpack_modules:
             return self
-        return type(self)(
-            pickle_fallback=self.pickle_fallback,
-            allowed_msgpack_modules=merged,
-            allowed_json_modules=self.allowed_json_modules,
-            inspect=self.inspect,
-        )
+        # a copy, not type(self)(...): a subclass's __init__ may take other arguments, or none
+        clone = copy.copy(self)
+        clone._allow(merged)
+        return clone
 
     def dumps_typed(self, obj: Any) -> Typed:
         """Tag and encode a value; bytes stay bytes, the rest goes through msgpack."""

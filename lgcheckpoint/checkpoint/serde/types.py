@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+TASKS = "__pregel_tasks"  # the channel whose value is the Send packets for the next step
+
 
 @dataclass(frozen=True)
 class Opaque:

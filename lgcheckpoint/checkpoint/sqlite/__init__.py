@@ -73,8 +73,8 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
     def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
                                   ) -> dict[str, DeltaChannelHistory]:
         """Ancestors a page at a time until every channel found its seed, then their writes."""
-        read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
-        with self._locked():
+        with self._locked():  # set up first: it finds out whether the file has task_path
+            read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
             query = read.next
             while query is not None:
                 query = read.take(self._fetch(query))

@@ -80,8 +80,8 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
     async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
                                         ) -> dict[str, DeltaChannelHistory]:
         """Ancestors a page at a time until every channel found its seed, then their writes."""
-        read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
-        async with self._locked():
+        async with self._locked():  # set up first: it finds out whether the file has task_path
+            read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
             query = read.next
             while query is not None:
                 query = read.take(await self._fetch(query))
