@@ -83,6 +83,23 @@ def lowlevel_dict_input_and_a_cycle(lib: Run):
     lib.history(graph, cfg)  # (not drawn: LangGraph 1.2.24's get_graph fails on this graph)
 
 
+@scenario
+def lowlevel_one_node_with_metadata_and_interrupt_after(lib: Run):
+    node = lib.NodeBuilder().subscribe_only("a").do(lambda x: x * 2).write_to("b").meta(
+        "tagged", note="doubles")
+    graph = lib.Pregel(nodes={"double": node}, channels={"a": lib.LastValue(int),
+                                                         "b": lib.LastValue(int)},
+                       input_channels="a", output_channels="b", checkpointer=lib.saver(),
+                       interrupt_after_nodes=["double"])
+    cfg = thread()
+    lib.invoke(graph, 21, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)
+    lib.update_state(graph, cfg, 1)  # as_node inferred: the one node
+    lib.history(graph, cfg)
+    lib.note("mermaid", graph.get_graph().draw_mermaid())
+
+
 @pytest.mark.parametrize("name", list(CAUSES))
 def test_same_as_langgraph(name):
     assert_same(name, record(CAUSES[name], LANGGRAPH), record(CAUSES[name], OURS))
