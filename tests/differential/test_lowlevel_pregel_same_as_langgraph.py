@@ -92,7 +92,8 @@ def lowlevel_one_node_with_metadata_and_interrupt_after(lib: Run):
                        input_channels="a", output_channels="b", checkpointer=lib.saver(),
                        interrupt_after_nodes=["double"])
     cfg = thread()
-    lib.invoke(graph, 21, cfg)
+    lib.stream(graph, 21, {**cfg, "metadata": {"run": "first"}, "tags": ["t"]},
+               stream_mode="tasks")  # a task event carries the run's and the node's metadata
     lib.get_state(graph, cfg)
     lib.invoke(graph, None, cfg)
     lib.update_state(graph, cfg, 1)  # as_node inferred: the one node
