@@ -20,6 +20,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from lgcheckpoint.channels import Channel, Topic
 from lgcheckpoint.constants import TASKS
 from lgcheckpoint.errors import InvalidUpdateError
+from lgcheckpoint.pregel.detect import graphs_called, is_graph
 from lgcheckpoint.pregel.node import Node, Write, accepts
 from lgcheckpoint.types import Send
 
@@ -88,6 +89,14 @@ class PregelNode(Node):
     def bound(self) -> Any:
         """LangGraph's name for what the node runs (None: its input passes through)."""
         return self.subgraph if self.subgraph is not None else self.func
+
+    @property
+    def subgraphs(self) -> list:
+        """The graphs this node runs: its subgraph, or those its do() steps run or call."""
+        if not isinstance(self.func, Chain):
+            return super().subgraphs
+        return [g for step in self.func.steps
+                for g in ([step] if is_graph(step) else graphs_called(step))]
 
     def result_writes(self, result: Any) -> list[Write]:
         """Every write entry, the node's result passing through (update_state writes so too)."""

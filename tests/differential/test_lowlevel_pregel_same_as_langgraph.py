@@ -101,6 +101,51 @@ def lowlevel_one_node_with_metadata_and_interrupt_after(lib: Run):
     lib.note("mermaid", graph.get_graph().draw_mermaid())
 
 
+@scenario
+def lowlevel_node_runs_a_state_graph_that_interrupts(lib: Run):
+    """A compiled StateGraph as a low-level node: its interrupt, state and resume."""
+    from typing_extensions import TypedDict
+
+    class Inner(TypedDict):
+        text: str
+
+    def ask(state: Inner):
+        return {"text": state["text"] + "/" + lib.interrupt("more?")}
+
+    g = lib.StateGraph(Inner)
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "ask")
+    inner = g.compile()
+    outer = lib.NodeBuilder().subscribe_only("q").do(lambda q: {"text": q}).do(inner).write_to(
+        a=lambda state: state["text"])
+    graph = lib.Pregel(nodes={"outer": outer}, channels={"q": lib.LastValue(str),
+                                                         "a": lib.LastValue(str)},
+                       input_channels="q", output_channels="a", checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, "hi", cfg)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.history(graph, cfg)
+
+
+@scenario
+def lowlevel_bulk_update_state_and_a_send(lib: Run):
+    """Supersteps of updates written through the nodes' writers; a node that sends packets."""
+    fan = lib.NodeBuilder().subscribe_only("items").do(lambda items: items).write_to(
+        lib.Send("each", 1), lib.Send("each", 2))
+    each = lib.NodeBuilder().do(lambda x: x * 100).write_to("got")
+    graph = lib.Pregel(nodes={"fan": fan, "each": each},
+                       channels={"items": lib.LastValue(list), "got": lib.Topic(int,
+                                                                               accumulate=True)},
+                       input_channels="items", output_channels="got", checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, [1], cfg)
+    lib.bulk_update_state(graph, cfg, [[lib.StateUpdate([5], "fan")],
+                                       [lib.StateUpdate(7, "each"), lib.StateUpdate(8, "each")]])
+    lib.get_state(graph, cfg)
+    lib.history(graph, cfg)
+
+
 @pytest.mark.parametrize("name", list(CAUSES))
 def test_same_as_langgraph(name):
     assert_same(name, record(CAUSES[name], LANGGRAPH), record(CAUSES[name], OURS))
