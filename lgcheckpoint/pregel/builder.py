@@ -8,7 +8,7 @@
 A StateGraph compiles to the same loop with nodes that read state keys and return a dict of
 updates (node.py); a ``PregelNode`` instead reads its channels as they are (one channel: its value;
 several: a dict) and writes what its ``ChannelWriteEntry`` list says, the result passing through.
-Next: pregel/__init__.py (Pregel checks such nodes in ``validate``).
+Next: pregel/validate.py (how Pregel checks such nodes when it is built).
 """
 
 from __future__ import annotations
@@ -164,29 +164,30 @@ class NodeBuilder:
         return self
 
     def meta(self, *tags: str, **metadata: Any) -> NodeBuilder:
-        """Tags and metadata kept on the node (shown by get_graph, not used by the loop)."""
+        """Tags and metadata kept on the node: get_graph and stream_mode="tasks" show them."""
         self._tags.extend(tags)
         self._metadata.update(metadata)
         return self
 
     def add_retry_policies(self, *policies: Any) -> NodeBuilder:
+        """Retry a failed run of the node (the first policy that matches the error decides)."""
         self._retry_policy.extend(policies)
         return self
 
     def add_cache_policy(self, policy: Any) -> NodeBuilder:
+        """Reuse the node's writes for an input seen before (with Pregel(cache=...))."""
         self._cache_policy = policy
         return self
 
     def set_timeout(self, timeout: Any) -> NodeBuilder:
+        """Refused: node timeouts are not implemented."""
         raise TypeError("lgcheckpoint does not implement node timeouts "
                         "(NodeBuilder.set_timeout): remove it, or run this graph on LangGraph")
 
     def build(self) -> PregelNode:
         """The node, unnamed until a Pregel takes it under a name."""
-        from lgcheckpoint.pregel import Pregel
-
         steps = self._steps
-        subgraph = steps[0] if len(steps) == 1 and isinstance(steps[0], Pregel) else None
+        subgraph = steps[0] if len(steps) == 1 and is_graph(steps[0]) else None
         func = None if subgraph is not None or not steps else (
             steps[0] if len(steps) == 1 else Chain(steps))
         return PregelNode(
