@@ -14,6 +14,7 @@ import copy
 from typing import Any, Callable, Sequence, get_origin
 
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
+from lgcheckpoint.constants import OVERWRITE
 from lgcheckpoint.errors import EmptyChannelError, InvalidUpdateError
 from lgcheckpoint.types import Overwrite
 
@@ -149,11 +150,15 @@ def _empty_value_of(typ: Any) -> Any:
 
 
 def overwrite_value(value: Any) -> tuple[bool, Any]:
-    """(True, v) if value asks to bypass the reducer: Overwrite(v) or {"__overwrite__": v}."""
+    """(True, v) if value asks to bypass the reducer: Overwrite(v), {"__overwrite__": v}, or
+    an Overwrite that lost its class in a JSON round trip: {"type": "__overwrite__", "value": v}."""
     if isinstance(value, Overwrite):
         return True, value.value
-    if isinstance(value, dict) and len(value) == 1 and "__overwrite__" in value:
-        return True, value["__overwrite__"]
+    if isinstance(value, dict):
+        if len(value) == 1 and OVERWRITE in value:
+            return True, value[OVERWRITE]
+        if value.get("type") == OVERWRITE and "value" in value:
+            return True, value["value"]
     return False, None
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from lgcheckpoint.constants import WRITER
 from lgcheckpoint.types import current_task
 
 
@@ -29,4 +28,6 @@ def get_config() -> dict:
 
 def get_stream_writer() -> Callable[[Any], None]:
     """A function that emits its argument as a chunk of stream_mode="custom"."""
-    return _task().config["configurable"].get(WRITER, lambda _chunk: None)
+    from lgcheckpoint.runtime import task_runtime
+
+    return task_runtime(_task()).stream_writer  # the runtime's: a timed node's counts as progress

@@ -1,6 +1,7 @@
 """Reserved names: the channels and config keys the runtime uses for its own bookkeeping.
 
 They match LangGraph's spelling, so the checkpoints we write read the same. Next: types.py.
+``Send`` and ``Interrupt`` still import from here, as in LangGraph, with a deprecation warning.
 """
 
 from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME, TASKS  # noqa: F401
@@ -18,6 +19,8 @@ NS_END = ":"  # separates a node name from its task id in a namespace
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # owner of writes that no task made
 BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or a goto
 CONF = "configurable"
+OVERWRITE = "__overwrite__"  # {OVERWRITE: v}, or an Overwrite's "type" field: bypass the reducer
+DEFAULT_RECURSION_LIMIT = 10007  # super-steps a run may take (LangGraph 1.2's; 25 before 1.0)
 
 # hidden config keys: the runtime's own entries in config["configurable"], set by a run for
 # its tasks and the subgraphs they call (a user never passes them; public_config hides them)
@@ -43,3 +46,19 @@ CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
 # channels and keys a user may not name a node or state key after
 ROOT = "__root__"  # the one channel of a state that is a single value (StateGraph(int))
 RESERVED = frozenset((START, END, TASKS, INTERRUPT, RESUME, ERROR, NO_WRITES, INPUT))
+
+
+MOVED_TO_TYPES = ("Send", "Interrupt")  # lived here before LangGraph 1.0
+
+
+def __getattr__(name: str):
+    """``from lgcheckpoint.constants import Send``: warn, then hand over types.Send."""
+    if name not in MOVED_TO_TYPES:
+        raise AttributeError(f"module 'lgcheckpoint.constants' has no attribute '{name}'")
+    import lgcheckpoint.types
+    from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
+
+    warn_deprecated(f"Importing {name} from lgcheckpoint.constants is deprecated. Please use "
+                    f"'from lgcheckpoint.types import {name}' instead.",
+                    LangGraphDeprecatedSinceV10)
+    return getattr(lgcheckpoint.types, name)

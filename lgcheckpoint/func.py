@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Callable, Generic, Sequence, TypeVar, get_args, get_origin
 
 from lgcheckpoint.cache.base import BaseCache, check_cache
@@ -25,7 +25,12 @@ from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.caching import call_namespace
 from lgcheckpoint.pregel.calls import Call, submit
 from lgcheckpoint.pregel.node import INJECTABLE, Node, Write, accepts
-from lgcheckpoint.types import CachePolicy, RetryPolicy
+from lgcheckpoint.pregel.timeouts import sync_timeout_refused
+from lgcheckpoint.pregel.validate import check_checkpointer
+from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
+from lgcheckpoint.warnings import renamed_option
 
 __all__ = ["entrypoint", "task"]
 
@@ -36,6 +41,11 @@ def as_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tup
     return (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy or ())
 
 
+def is_async(func: Callable) -> bool:
+    """A coroutine function, or an object whose __call__ is one: what a timeout can cancel."""
+    return any(inspect.iscoroutinefunction(f) for f in (func, getattr(func, "__call__", None)))
+
+
 def check_policy(policy: Any, where: str) -> CachePolicy | None:
     if policy is not None and not isinstance(policy, CachePolicy):
         raise TypeError(f"{where}(cache_policy=...) takes a CachePolicy(key_func=..., ttl=...) "
@@ -43,32 +53,27 @@ def check_policy(policy: Any, where: str) -> CachePolicy | None:
     return policy
 
 
-def renamed_option(kwargs: dict, old: str, new: str, value: Any) -> Any:
-    """LangGraph's deprecated spelling of an option (retry=, config_schema=): warn, then use it."""
-    if old not in kwargs:
-        return value
-    warnings.warn(f"`{old}` is deprecated: use `{new}`", DeprecationWarning, stacklevel=3)
-    old_value = kwargs.pop(old)
-    return old_value if value is None else value
-
-
 class TaskFunction:
     """A @task function: calling it inside a running graph schedules it and returns a future."""
 
     def __init__(self, func: Callable, *, name: str | None,
-                 retry_policy: Sequence[RetryPolicy], cache_policy: CachePolicy | None) -> None:
+                 retry_policy: Sequence[RetryPolicy], cache_policy: CachePolicy | None,
+                 timeout: TimeoutPolicy | None = None) -> None:
         functools.update_wrapper(self, func)
         self.func, self.retry_policy, self.cache_policy = func, retry_policy, cache_policy
         inner = getattr(func, "func", func)  # a functools.partial is named after its function
         self.name = name or getattr(func, "__name__", None) or getattr(
             inner, "__name__", type(func).__name__)
         self.injects = tuple(n for n in INJECTABLE if accepts(func, n))
+        if timeout is not None and not is_async(func):
+            raise sync_timeout_refused(self.name, "Task")
+        self.timeout = timeout  # each call's attempts (pregel/timeouts.py)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A future (``.result()``) in sync code, an awaitable in async code."""
         injects = tuple(n for n in self.injects if n not in kwargs)
         return submit(Call(self.func, self.name, args, kwargs, self.retry_policy, injects,
-                           self.cache_policy))
+                           self.cache_policy, self.timeout))
 
     def clear_cache(self, cache: BaseCache) -> None:
         """Forget this task's cached results (a task without a cache policy has none)."""
@@ -82,15 +87,17 @@ class TaskFunction:
 
 def task(__func_or_none__: Callable | None = None, *, name: str | None = None,
          retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-         cache_policy: CachePolicy | None = None, timeout: Any = None, **kwargs: Any) -> Any:
+         cache_policy: CachePolicy | None = None,
+         timeout: float | timedelta | TimeoutPolicy | None = None, **kwargs: Any) -> Any:
     """Decorate a function whose calls are saved: @task or @task(name=..., retry_policy=...)."""
-    retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
-    refuse_unimplemented("task", {"timeout": timeout, **kwargs})
+    retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
+    refuse_unimplemented("task", kwargs)
     check_policy(cache_policy, "task")
+    timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails at once, not at the first call
 
     def decorator(func: Callable) -> TaskFunction:
         return TaskFunction(func, name=name, retry_policy=as_policies(retry_policy),
-                            cache_policy=cache_policy)
+                            cache_policy=cache_policy, timeout=timeout)
 
     return decorator(__func_or_none__) if __func_or_none__ is not None else decorator
 
@@ -142,12 +149,15 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                  cache: BaseCache | None = None, context_schema: Any = None,
                  cache_policy: CachePolicy | None = None,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-                 timeout: Any = None, **kwargs: Any) -> None:
+                 timeout: float | timedelta | TimeoutPolicy | None = None,
+                 **kwargs: Any) -> None:
         context_schema = renamed_option(kwargs, "config_schema", "context_schema",
-                                        context_schema)
-        retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy)
-        refuse_unimplemented("entrypoint", {"store": store, "timeout": timeout, **kwargs})
-        self.checkpointer, self.context_schema = checkpointer, context_schema
+                                        context_schema, SinceV10)
+        retry_policy = renamed_option(kwargs, "retry", "retry_policy", retry_policy, SinceV05)
+        refuse_unimplemented("entrypoint", {"store": store, **kwargs})
+        self.timeout = TimeoutPolicy.coerce(timeout)  # the function's attempts, not its tasks
+        self.checkpointer = check_checkpointer(checkpointer)
+        self.context_schema = context_schema
         self.cache = check_cache(cache, "entrypoint")
         self.cache_policy = check_policy(cache_policy, "entrypoint")
         self.retry_policy = as_policies(retry_policy)
@@ -160,7 +170,8 @@ class entrypoint:  # noqa: N801 - LangGraph's name
             raise ValueError("Entrypoint function must have at least one parameter")
         input_type, output_type, save_type = self.types(params[0], func)
         node = EntrypointNode(func.__name__, func, [START], START, frozenset(),
-                              retry_policy=self.retry_policy, cache_policy=self.cache_policy)
+                              retry_policy=self.retry_policy, cache_policy=self.cache_policy,
+                              timeout=self.timeout)
         graph = EntrypointGraph(
             nodes={node.name: node},
             channels={START: EphemeralValue(input_type, key=START),

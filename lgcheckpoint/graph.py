@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import warnings
+from datetime import timedelta
 from types import GenericAlias
 from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
 from typing import NotRequired, Required, get_type_hints
@@ -28,7 +29,10 @@ from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.node import Branch, Node
-from lgcheckpoint.types import CachePolicy, Command, RetryPolicy
+from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
+from lgcheckpoint.warnings import renamed_option
 
 __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
 
@@ -43,7 +47,7 @@ def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
         hints = get_type_hints(schema, include_extras=True)
     except TypeError:
         hints = {}
-    if not hints:
+    if not hints and not declares_keys(schema):
         raise ValueError(
             f"State schema {schema!r} has no annotated keys: use a TypedDict, dataclass or "
             "pydantic model with one annotated field per state key"
@@ -55,6 +59,12 @@ def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
         if get_origin(typ) is not ClassVar and name != "__slots__"
         and (fields is None or name in fields)
     }
+
+
+def declares_keys(schema: type) -> bool:
+    """A TypedDict, dataclass or pydantic model: its keys are declared, even if there are none."""
+    typed_dict = hasattr(schema, "__required_keys__")  # typing's or typing_extensions' TypedDict
+    return typed_dict or dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields")
 
 
 def channel_for(name: str, typ: Any) -> Channel:
@@ -111,6 +121,7 @@ class NodeSpec(NamedTuple):
     defer: bool
     ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None
+    timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
 
     @property
     def runnable(self) -> NodeSpec:
@@ -129,7 +140,13 @@ class StateGraph:
     __class_getitem__ = classmethod(GenericAlias)  # StateGraph[State, Context, Input, Output]
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
-                 input_schema: Any = None, output_schema: Any = None) -> None:
+                 input_schema: Any = None, output_schema: Any = None, **old: Any) -> None:
+        """``old``: LangGraph's deprecated names input=, output=, config_schema= (warned)."""
+        input_schema = renamed_option(old, "input", "input_schema", input_schema, SinceV05)
+        output_schema = renamed_option(old, "output", "output_schema", output_schema, SinceV05)
+        context_schema = renamed_option(old, "config_schema", "context_schema", context_schema,
+                                        SinceV10)
+        refuse_unimplemented("StateGraph", old)
         self.state_schema = state_schema
         self.context_schema = context_schema  # the type of invoke(..., context=...): runtime.py
         self.input_schema = input_schema or state_schema
@@ -178,9 +195,14 @@ class StateGraph:
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  input_schema: Any = None, defer: bool = False,
                  destinations: Sequence[str] | dict[str, str] | None = None,
-                 cache_policy: CachePolicy | None = None, **options: Any) -> StateGraph:
+                 cache_policy: CachePolicy | None = None,
+                 timeout: float | timedelta | TimeoutPolicy | None = None,
+                 **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
-        refuse_unimplemented("add_node", options)  # error_handler=, timeout=...
+        retry_policy = renamed_option(options, "retry", "retry_policy", retry_policy, SinceV05)
+        input_schema = renamed_option(options, "input", "input_schema", input_schema, SinceV05)
+        refuse_unimplemented("add_node", options)  # error_handler=...
+        timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
             node, action = getattr(node, "name", None) or getattr(
                 node, "__name__", type(node).__name__), node
@@ -203,7 +225,7 @@ class StateGraph:
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
         self.nodes[node] = NodeSpec(action, input_schema or self.state_schema, policies,
-                                    defer, ends, cache_policy)
+                                    defer, ends, cache_policy, timeout)
         return self
 
     def _inferred_input_schema(self, action: Callable) -> Any:
@@ -304,7 +326,7 @@ class StateGraph:
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
-        checkpointer = self._allowlisted(checkpointer)
+        checkpointer = self._allowlisted(checkpointer)  # checked by Pregel()
         cache = self._allowlisted(check_cache(cache, "compile"))
         channels: dict[str, Channel] = {**self.channels,
                                         START: EphemeralValue(self.input_schema, key=START)}
@@ -321,7 +343,7 @@ class StateGraph:
             nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
                               mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph, managed=managed,
-                              cache_policy=spec.cache_policy)
+                              cache_policy=spec.cache_policy, timeout=spec.timeout)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

@@ -16,7 +16,7 @@ from typing import Any, Callable, Generic, TypeVar
 from lgcheckpoint.constants import CHECKPOINT_ID, CONF, PREVIOUS, RUNTIME, WRITER
 from lgcheckpoint.types import current_task
 
-__all__ = ["ExecutionInfo", "Runtime", "get_runtime"]
+__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "Runtime", "get_runtime"]
 
 ContextT = TypeVar("ContextT")
 
@@ -26,7 +26,7 @@ def no_op_writer(_chunk: Any) -> None:
 
 
 def no_op_heartbeat() -> None:
-    """LangGraph Platform's liveness ping; nothing listens here."""
+    """Progress of a node with an idle timeout (pregel/timeouts.py); elsewhere nothing listens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,9 @@ class Runtime(Generic[ContextT]):
         return replace(self, execution_info=info.patch(**overrides) if info else None)
 
 
+DEFAULT_RUNTIME = Runtime()  # what a node sees outside any run: no context, no-op helpers
+
+
 def coerce_context(schema: Any, context: Any) -> Any:
     """A dict given for a dataclass or pydantic context_schema becomes an instance of it."""
     if context is None or schema is None or not isinstance(context, dict):
@@ -108,7 +111,10 @@ def task_runtime(task: Any) -> Runtime:
     info = ExecutionInfo(conf.get(CHECKPOINT_ID) or "", task.ns, task.id, conf.get("thread_id"),
                          task.config.get("run_id"), task.attempt, task.first_attempt_time)
     writer = conf.get(WRITER) or base.stream_writer
-    return replace(base, previous=previous, execution_info=info, stream_writer=writer)
+    from lgcheckpoint.pregel.timeouts import timed_runtime  # here: pregel imports this module
+
+    return timed_runtime(replace(base, previous=previous, execution_info=info,
+                                 stream_writer=writer))
 
 
 def get_runtime(context_schema: Any = None) -> Runtime:

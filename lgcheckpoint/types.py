@@ -10,12 +10,15 @@ import contextvars
 import pickle
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
 from xxhash import xxh3_128_hexdigest
 
 from lgcheckpoint.checkpoint.base import RunnableConfig
-from lgcheckpoint.constants import NS_SEP, RESUME
+from lgcheckpoint.constants import NS_SEP, OVERWRITE, RESUME
+from lgcheckpoint.response_schema import checked, shown, validator
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
@@ -27,18 +30,22 @@ class Send:
 
     __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
+    def __init__(self, /, node: str, arg: Any, *,
+                 timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
         self.node, self.arg = node, arg
-        self.timeout = timeout  # kept for LangGraph parity; lgcheckpoint has no task timeouts
+        # this packet's own limit, over its node's (a number is a run_timeout in seconds)
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Send) and (self.node, self.arg) == (other.node, other.arg)
+        return isinstance(other, Send) and (self.node, self.arg, self.timeout) == (
+            other.node, other.arg, other.timeout)
 
     def __hash__(self) -> int:
-        return hash((self.node, repr(self.arg)))
+        return hash((self.node, repr(self.arg), self.timeout))
 
     def __repr__(self) -> str:
-        return f"Send(node={self.node!r}, arg={self.arg!r})"
+        limit = "" if self.timeout is None else f", timeout={self.timeout!r}"
+        return f"Send(node={self.node!r}, arg={self.arg!r}{limit})"
 
 
 N = TypeVar("N")  # the node names a Command may go to, for Command[Literal["a", "b"]]
@@ -105,7 +112,7 @@ class Overwrite:
     """Write this value to a reducer channel as is, bypassing the reducer."""
 
     value: Any
-    type: str = "__overwrite__"  # LangGraph's tag, so the write is known after a JSON round trip
+    type: str = OVERWRITE  # LangGraph's tag, so the write is known after a JSON round trip
 
 
 def interrupt_id(ns: str, answered: int) -> str:
@@ -122,7 +129,7 @@ class Interrupt:
 
     value: Any
     id: str  # interrupt_id(task namespace, answers so far)
-    response_schema: Any  # kept for LangGraph parity; lgcheckpoint never validates it
+    response_schema: Any  # JSON Schema of the expected answer, or None (response_schema.py)
 
     def __init__(self, value: Any, id: str = "placeholder-id", *, response_schema: Any = None,
                  **old: Any) -> None:
@@ -141,6 +148,13 @@ class Interrupt:
     def __hash__(self) -> int:
         return hash(self.id)
 
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated (LangGraph 1.0): the same as ``id``."""
+        warn_deprecated("`interrupt_id` is deprecated. Use `id` instead.",
+                        LangGraphDeprecatedSinceV10)
+        return self.id
+
 
 def _default_retry_on(exc: BaseException) -> bool:
     """Retry what looks transient; programming errors fail at once (LangGraph's rule)."""
@@ -153,6 +167,47 @@ def _default_retry_on(exc: BaseException) -> bool:
         ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
         SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration, OSError,
     ))
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """How long one attempt of an async node may run: in all, and without showing progress.
+
+    Seconds (or timedeltas). Progress that refreshes ``idle_timeout``: ``runtime.heartbeat()``,
+    and with ``refresh_on="auto"`` also custom stream output and @task calls. pregel/timeouts.py
+    enforces it; a timed-out attempt raises NodeTimeoutError, which RetryPolicy retries.
+    """
+
+    run_timeout: float | timedelta | None = None  # wall clock; never refreshed
+    idle_timeout: float | timedelta | None = None  # refreshed by progress
+    refresh_on: Literal["auto", "heartbeat"] = "auto"  # "heartbeat": only heartbeat() refreshes
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy in positive float seconds; a bare number is a run_timeout; None stays None."""
+        if value is None:
+            return None
+        policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
+        if policy.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run = positive_seconds(policy.run_timeout, "run_timeout")
+        idle = positive_seconds(policy.idle_timeout, "idle_timeout")
+        if run is None and idle is None:
+            return None
+        if all(v is None or type(v) is float for v in (policy.run_timeout, policy.idle_timeout)):
+            return policy  # already in float seconds: the same instance
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=policy.refresh_on)
+
+
+def positive_seconds(value: float | timedelta | None, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, timedelta)):
+        raise TypeError(f"{field} takes seconds (a number) or a timedelta, got {value!r}")
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{field} must be greater than 0")
+    return seconds
 
 
 class RetryPolicy(NamedTuple):
@@ -239,8 +294,9 @@ class StateSnapshot(NamedTuple):
 current_task: contextvars.ContextVar[Any] = contextvars.ContextVar("lgcheckpoint_task")
 
 
-def interrupt(value: Any) -> Any:
-    """Pause the graph and surface `value`; on resume, return the answer instead."""
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
+    """Pause the graph and surface `value`; on resume, return the answer (checked against
+    `response_schema` when it is a class: see response_schema.py)."""
     task = current_task.get(None)
     if task is None:
         raise RuntimeError(
@@ -249,17 +305,22 @@ def interrupt(value: Any) -> Any:
         )
     from lgcheckpoint.errors import GraphInterrupt
 
+    adapter = validator(response_schema)
     pad = task.scratchpad
     idx = pad.interrupt_counter
     pad.interrupt_counter += 1
     # answered before: replay the answer, and remember all answers so far
     if idx < len(pad.resume):
+        answer = checked(adapter, pad.resume[idx])  # an answer that does not fit is not saved
         task.writes.append((RESUME, pad.resume[: idx + 1]))
-        return pad.resume[idx]
+        return answer
     # answered just now by Command(resume=value)
     answer = pad.null_resume.pop() if pad.null_resume else None  # one answer, first asker
     if answer is not None:
-        pad.resume.append(answer)
+        valid = checked(adapter, answer)
+        pad.resume.append(answer)  # saved as given; validated again on every replay
         task.writes.append((RESUME, list(pad.resume)))
-        return answer
-    raise GraphInterrupt((Interrupt(value, interrupt_id(pad.ns, len(pad.resume))),))
+        return valid
+    asked = Interrupt(value, interrupt_id(pad.ns, len(pad.resume)),
+                      response_schema=shown(response_schema, adapter))
+    raise GraphInterrupt((asked,))

@@ -1,10 +1,15 @@
 """Deprecation warnings with the version that deprecated a feature, under LangGraph's names.
 
 A program filtering or catching ``LangGraphDeprecatedSinceV10`` keeps working after the import
-swap. Next: errors.py.
+swap. ``renamed_option`` runs an option under its old name (``retry=``, ``input=``,
+``config_schema=``, ``checkpoint_during=``) as the new one, after warning as LangGraph does.
+Next: errors.py.
 """
 
 from __future__ import annotations
+
+import warnings
+from typing import Any
 
 __all__ = ("LangGraphDeprecationWarning", "LangGraphDeprecatedSinceV05",
            "LangGraphDeprecatedSinceV10", "LangGraphDeprecatedSinceV11")
@@ -38,3 +43,19 @@ class LangGraphDeprecatedSinceV10(LangGraphDeprecationWarning):
 class LangGraphDeprecatedSinceV11(LangGraphDeprecationWarning):
     def __init__(self, message: str, *args: object) -> None:
         super().__init__(message, *args, since=(1, 1), expected_removal=(3, 0))
+
+
+def renamed_option(options: dict, old: str, new: str, value: Any,
+                   category: type[LangGraphDeprecationWarning]) -> Any:
+    """Take ``old`` out of ``options``: warn, and use it as ``new`` unless ``new`` was given."""
+    if old not in options:
+        return value
+    warnings.warn(f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
+                  category, stacklevel=3)  # points at the caller of add_node, task, ...
+    old_value = options.pop(old)
+    return old_value if value is None else value
+
+
+def warn_deprecated(message: str, category: type[LangGraphDeprecationWarning]) -> None:
+    """A deprecated name or method was used (it still works); stacklevel: its caller."""
+    warnings.warn(message, category, stacklevel=3)

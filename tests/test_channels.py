@@ -1,5 +1,7 @@
 """Channels: what each one does with the writes of a step, and how it survives a checkpoint."""
 
+import dataclasses
+import json
 import operator
 
 import pytest
@@ -46,6 +48,16 @@ def test_overwrite_bypasses_the_reducer_once_per_step():
     assert chan.get() == ["y"]
     with pytest.raises(InvalidUpdateError, match="one Overwrite"):
         chan.update([Overwrite([1]), Overwrite([2])])
+
+
+def test_an_overwrite_that_went_through_json_still_overwrites():
+    """json.dumps(dataclasses.asdict(Overwrite(v))) keeps its "type" tag; that is enough."""
+    chan = BinaryOperatorAggregate(list, lambda log, item: [*log, item], key="log")
+    chan.update(["a"])
+    chan.update([json.loads(json.dumps(dataclasses.asdict(Overwrite(["z"]))))])
+    assert chan.get() == ["z"]
+    chan.update([{"value": "v"}, {"type": "human", "value": "w"}])  # not tagged: plain values
+    assert chan.get() == ["z", {"value": "v"}, {"type": "human", "value": "w"}]
 
 
 def test_ephemeral_value_lasts_one_step():

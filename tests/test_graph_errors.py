@@ -9,6 +9,7 @@ from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.errors import (
     EmptyInputError, GraphRecursionError, InvalidUpdateError,
 )
+from lgcheckpoint.func import entrypoint
 from lgcheckpoint.graph import END, START, StateGraph
 from lgcheckpoint.types import Command, Send, interrupt
 
@@ -85,6 +86,16 @@ def test_state_schema_must_have_keys():
 
     with pytest.raises(ValueError, match="TypedDict, dataclass or pydantic"):
         StateGraph(NoKeys)  # a plain type (StateGraph(int)) is a single-value state instead
+
+
+def test_checkpointer_must_be_a_saver_or_a_flag():
+    for wrong in (object(), "memory", InMemorySaver):  # the class, not an instance
+        with pytest.raises(TypeError, match="Invalid checkpointer.*BaseCheckpointSaver"):
+            runnable(wrong)
+    with pytest.raises(TypeError, match="Invalid checkpointer"):
+        entrypoint(checkpointer=object())
+    for fine in (None, False, True, InMemorySaver()):
+        runnable(fine)
 
 
 def test_reducer_must_take_two_arguments():

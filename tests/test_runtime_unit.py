@@ -356,3 +356,92 @@ def test_async_saves_store_what_sync_saves_store():
         stored[durability] = [t.checkpoint["channel_values"] for t in saver.list(cfg)]
     assert stored["async"] == stored["sync"]
     assert stored["sync"][1]["join:n0+n1:n2"] == set()  # step 4: n2 consumed the join
+
+
+from lgcheckpoint.constants import TASKS  # noqa: E402
+
+
+class SendsAsV3(InMemorySaver):
+    """Serves checkpoints with queued Sends as LangGraph < 0.3 stored them (v3, pending_sends)."""
+
+    def get_tuple(self, config):
+        found = super().get_tuple(config)
+        if found and found.checkpoint["channel_values"].get(TASKS):
+            cp = found.checkpoint
+            cp["v"], cp["pending_sends"] = 3, cp["channel_values"].pop(TASKS)
+            cp["channel_versions"].pop(TASKS)
+        return found
+
+
+def test_a_fork_of_a_pre_v4_checkpoint_keeps_its_sends():
+    g = StateGraph(State)
+    g.add_node("one", lambda s: Command(goto=[Send("two", {"x": 5})], update={"log": ["one"]}))
+    g.add_node("two", lambda s: {"log": ["two"]})
+    g.add_edge(START, "one")
+    graph = g.compile(checkpointer=SendsAsV3())
+    cfg = {"configurable": {"thread_id": "v3"}}
+    graph.invoke({"x": 0, "log": []}, cfg)
+    queued = next(s for s in graph.get_state_history(cfg) if s.next == ("two",))
+    fork = graph.update_state(queued.config, None, as_node="__copy__")
+    assert [t.name for t in graph.get_state(fork).tasks] == ["two"]  # the Send was copied
+    assert graph.invoke(None, fork)["log"] == ["one", "two"]
+
+
+import threading  # noqa: E402
+
+
+class Gauge:
+    """A node that records how many copies of itself run at once."""
+
+    def __init__(self):
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+
+    def enter(self):
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+
+    def leave(self):
+        with self.lock:
+            self.now -= 1
+
+
+def fan_out_graph(node):
+    g = StateGraph(State)
+    g.add_node("split", lambda s: {})
+    g.add_node("work", node)
+    g.add_edge(START, "split")
+    g.add_conditional_edges("split", lambda s: [Send("work", {"x": i, "log": []})
+                                               for i in range(12)])
+    return g.compile()
+
+
+@pytest.mark.parametrize("limit", [None, 3])
+def test_max_concurrency_limits_a_steps_tasks(limit):
+    gauge = Gauge()
+
+    def work(state):
+        gauge.enter()
+        time.sleep(0.02)
+        gauge.leave()
+        return {"log": [state["x"]]}
+
+    out = fan_out_graph(work).invoke({"x": 0, "log": []}, {"max_concurrency": limit})
+    assert sorted(out["log"]) == list(range(12))
+    assert gauge.most == 3 if limit else gauge.most > 3
+
+
+def test_max_concurrency_limits_async_tasks_too():
+    gauge = Gauge()
+
+    async def work(state):
+        gauge.enter()
+        await asyncio.sleep(0.01)
+        gauge.leave()
+        return {"log": [state["x"]]}
+
+    out = asyncio.run(fan_out_graph(work).ainvoke({"x": 0, "log": []}, {"max_concurrency": 2}))
+    assert sorted(out["log"]) == list(range(12)) and gauge.most == 2
+    with pytest.raises(ValueError, match="max_concurrency must be a positive int"):
+        asyncio.run(fan_out_graph(work).ainvoke({"x": 0, "log": []}, {"max_concurrency": 0}))

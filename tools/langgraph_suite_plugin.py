@@ -144,7 +144,10 @@ SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
 ALIASES: dict[str, str] = {}
 # LangGraph-private names of a public record we keep under its public name: (our module, name)
 TWINS = {"langgraph.checkpoint.serde.types._DeltaSnapshot":
-         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot")}
+         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot"),
+         # the config key under which a parent run lends its saver to a graph compiled without one
+         "langgraph._internal._constants.CONFIG_KEY_CHECKPOINTER":
+         ("lgcheckpoint.constants", "CHECKPOINTER")}
 STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
 
 

@@ -13,8 +13,8 @@ from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME, SAVES, ROOT_STREAM,
-    ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
+    CHECKPOINTER, CONF, DEFAULT_RECURSION_LIMIT, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME,
+    SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
@@ -35,8 +35,8 @@ from lgcheckpoint.pregel.subgraphs import (
 )
 from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import RetryPolicy, StateSnapshot, current_task
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
-DEFAULT_RECURSION_LIMIT = 10007  # LangGraph 1.2's default (it was 25 before 1.0)
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
 
@@ -77,6 +77,7 @@ class Pregel:
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
     debug: bool = False  # compile(debug=True): every run prints its updates and values
+    step_timeout: float | None = None  # seconds a super-step may take, else TimeoutError
     stream_mode: str = "values"  # stream() without a stream_mode (a StateGraph's: "updates")
     retry_policy: tuple = ()  # for nodes (and @task calls) without a retry policy of their own
     cache_policy: Any = None  # likewise, a cache policy
@@ -87,8 +88,12 @@ class Pregel:
                  interrupt_after_nodes: Any = (), name: str = "LangGraph", cache: Any = None,
                  context_schema: Any = None, config: dict | None = None,
                  debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
-                 cache_policy: Any = None, auto_validate: bool = True, **options: Any) -> None:
-        refuse_unimplemented("Pregel", options)  # store=, step_timeout=, trigger_to_nodes=...
+                 cache_policy: Any = None, auto_validate: bool = True,
+                 step_timeout: float | None = None, **options: Any) -> None:
+        context_schema = renamed_option(options, "config_type", "context_schema", context_schema,
+                                        LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("Pregel", options)  # store=, trigger_to_nodes=...
+        self.step_timeout = step_timeout  # pregel/runner.py enforces it
         # NodeBuilders become nodes; nodes without a policy of their own take the graph's
         self.retry_policy = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy)
@@ -144,6 +149,7 @@ class Pregel:
                context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
         refuse_unimplemented("stream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys, context,
@@ -184,6 +190,7 @@ class Pregel:
                       ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
         refuse_unimplemented("astream", options)
         run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
                             interrupt_after, output_keys, context, printed)
@@ -414,6 +421,20 @@ class Pregel:
     def get_context_jsonschema(self) -> dict | None:
         return introspect.context_jsonschema(self)
 
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated (LangGraph 1.0): a pydantic model, the context schema as "configurable"."""
+        warn_deprecated("`config_schema` is deprecated. Use `get_context_jsonschema` for the "
+                        "relevant schema instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("config_schema", {"include": include})
+        return introspect.config_model(self)
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict:
+        """Deprecated (LangGraph 1.0): config_schema() as JSON Schema."""
+        warn_deprecated("`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` "
+                        "instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("get_config_jsonschema", {"include": include})
+        return introspect.config_model(self).model_json_schema()
+
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
                       ) -> Iterator[tuple[str, Pregel]]:
         """(namespace, graph) for each node that runs a graph (introspect.py)."""
@@ -439,11 +460,17 @@ class Pregel:
 
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
-    if (parent := current_task.get(None)) is not None and not (config or {}).get(
-            CONF, {}).get(TASK_ID) and not is_own_run(config):
-        # graph.invoke() inside a node: a subgraph of the running task
+    given = (config.get(CONF) or {}) if isinstance(config, dict) else {}
+    parent = current_task.get(None)
+    # the node handed on its own config: the call is a subgraph of it all the same
+    own = parent is not None and isinstance(given, dict) and given.get(TASK_ID) == parent.id
+    if parent is not None and isinstance(given, dict) and (
+            own or not given.get(TASK_ID) and not is_own_run(config)):
+        # graph.invoke() inside a node: a subgraph of the running task (the n-th call: "ns|n")
         sub = subgraph_config(parent)
-        config = {**sub, **(config or {}), CONF: {**sub[CONF], **(config or {}).get(CONF, {})}}
+        if own:  # where the node runs is not where its subgraph runs: keep only additions
+            given = {k: v for k, v in given.items() if k not in sub[CONF]}
+        config = {**sub, **(config or {}), CONF: {**sub[CONF], **given}}
     if not isinstance(config, (dict, type(None))) or not isinstance(
             (config or {}).get(CONF) or {}, dict):
         raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
@@ -472,6 +499,19 @@ def stream_modes(stream_mode: Any) -> list[str]:
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
+
+
+def durability_option(options: dict, durability: str | None) -> str | None:
+    """LangGraph's deprecated checkpoint_during=True/False means durability "async"/"exit"."""
+    if options.get("checkpoint_during", None) is None:  # None: not given (no warning)
+        options.pop("checkpoint_during", None)
+        return durability
+    during = renamed_option(options, "checkpoint_during", "durability", None,
+                            LangGraphDeprecatedSinceV10)
+    if durability is not None:
+        raise ValueError("Cannot use both `checkpoint_during` and `durability`: pass only "
+                         "`durability`")
+    return "async" if during else "exit"
 
 
 def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:

@@ -76,6 +76,7 @@ class Task:
     cache_key: Any = None  # where its writes are cached, if its node has a cache policy
     attempt: int = 1  # which try of its retry policy is running (runner.run_task)
     first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
+    timeout: Any = None  # a Send's own TimeoutPolicy, over its node's (pregel/timeouts.py)
 
 
 class InputWrites(NamedTuple):
@@ -123,8 +124,10 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
     if TASKS in channels and channels[TASKS].is_available():  # an entrypoint has no Sends
         for idx, packet in enumerate(channels[TASKS].get()):
             if isinstance(packet, Send) and packet.node in nodes:
-                tasks.append(make_task(here, nodes[packet.node], packet.arg, (PUSH, idx, False),
-                                       (PUSH,), (PUSH, str(idx))))
+                task = make_task(here, nodes[packet.node], packet.arg, (PUSH, idx, False),
+                                 (PUSH,), (PUSH, str(idx)))
+                task.timeout = packet.timeout  # a packet may limit its run (pregel/timeouts.py)
+                tasks.append(task)
     # PULL tasks: only nodes subscribed to a channel that changed can have become ready
     if updated_channels and trigger_to_nodes:
         candidates: Iterable[str] = sorted(

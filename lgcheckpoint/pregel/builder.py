@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Callable, NamedTuple, Sequence
 
 from lgcheckpoint.channels import Channel, Topic
@@ -22,7 +23,7 @@ from lgcheckpoint.constants import TASKS
 from lgcheckpoint.errors import InvalidUpdateError
 from lgcheckpoint.pregel.detect import graphs_called, is_graph
 from lgcheckpoint.pregel.node import Node, Write, accepts
-from lgcheckpoint.types import Send
+from lgcheckpoint.types import Send, TimeoutPolicy
 
 PASSTHROUGH = object()  # a write whose value is the node's result
 SKIP_WRITE = object()  # a mapper returning this writes nothing
@@ -122,6 +123,7 @@ class NodeBuilder:
         self._metadata: dict[str, Any] = {}
         self._retry_policy: list = []
         self._cache_policy: Any = None
+        self._timeout: TimeoutPolicy | None = None  # pregel/timeouts.py
 
     def subscribe_only(self, channel: str) -> NodeBuilder:
         """Run on a new value of this one channel; the node's input is that value itself."""
@@ -179,10 +181,10 @@ class NodeBuilder:
         self._cache_policy = policy
         return self
 
-    def set_timeout(self, timeout: Any) -> NodeBuilder:
-        """Refused: node timeouts are not implemented."""
-        raise TypeError("lgcheckpoint does not implement node timeouts "
-                        "(NodeBuilder.set_timeout): remove it, or run this graph on LangGraph")
+    def set_timeout(self, timeout: float | timedelta | TimeoutPolicy | None) -> NodeBuilder:
+        """Limit each attempt (async functions only; a number is a run_timeout in seconds)."""
+        self._timeout = TimeoutPolicy.coerce(timeout)
+        return self
 
     def build(self) -> PregelNode:
         """The node, unnamed until a Pregel takes it under a name."""
@@ -193,7 +195,8 @@ class NodeBuilder:
         return PregelNode(
             "", func, list(self._triggers), self._channels if isinstance(self._channels, str)
             else list(self._channels), frozenset(), retry_policy=tuple(self._retry_policy),
-            subgraph=subgraph, cache_policy=self._cache_policy, writers=list(self._writes),
+            subgraph=subgraph, cache_policy=self._cache_policy, timeout=self._timeout,
+            writers=list(self._writes),
             tags=list(self._tags), metadata=dict(self._metadata))
 
 

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, NamedTuple, Sequence
 
 from lgcheckpoint.constants import CALL, CONF, PUSH, RETURN
-from lgcheckpoint.pregel import caching
+from lgcheckpoint.pregel import caching, timeouts
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     Step, Task, make_task, reuse_pending_writes, task_path_str,
@@ -38,6 +38,7 @@ class Call(NamedTuple):
     retry_policy: Sequence[RetryPolicy]
     injects: tuple[str, ...]  # config=, runtime=... the function declares and the caller left out
     cache_policy: Any = None  # a CachePolicy: arguments seen before return the cached result
+    timeout: Any = None  # a TimeoutPolicy for each attempt (pregel/timeouts.py)
 
 
 class CallNode(Node):
@@ -56,7 +57,8 @@ def call_node(call: Call, default_policy: Sequence[RetryPolicy]) -> CallNode:
         def run(_input: Any, **injected: Any) -> Any:
             return func(*args, **kwargs, **injected)
     return CallNode(call.name, run, [PUSH], [], frozenset(),
-                    retry_policy=call.retry_policy or default_policy, injects=call.injects)
+                    retry_policy=call.retry_policy or default_policy, injects=call.injects,
+                    timeout=call.timeout)
 
 
 def submit(call: Call) -> Any:
@@ -65,6 +67,7 @@ def submit(call: Call) -> Any:
     if parent is None or CALL not in parent.config[CONF]:
         raise RuntimeError(f"Task '{call.name}' was called outside a running graph: call it from "
                            "an @entrypoint function, another @task or a graph node")
+    timeouts.note_call(call.name)  # progress of a timed caller
     return parent.config[CONF][CALL].submit(parent, call)
 
 

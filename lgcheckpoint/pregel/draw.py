@@ -139,6 +139,8 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
             pairs = branch.path_map.items() if branch.path_map is not None else [
                 (n, n) for n in [*graph.nodes, END] if n not in (START, name)]
             found |= {(name, t, True, str(label)) for label, t in pairs}
+    specs = getattr(builder, "nodes", {})
+    found |= deferred_edges(found, {n for n, spec in specs.items() if getattr(spec, "defer", 0)})
     starts, written = channel_edges(graph)  # the low-level API's nodes (builder.py)
     found |= written
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
@@ -185,6 +187,27 @@ def channel_edges(graph: Any) -> tuple[list[str], set]:
         found |= {(name, n, False, None) for chan in written
                   for n in graph.trigger_to_nodes.get(chan, ())}
     return starts, found
+
+
+def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
+    """Dotted edges into a deferred node from the step just before it runs, when that step did
+    not trigger it: LangGraph's dry run draws who was running when the graph went quiet."""
+    edges: set = set()
+    tasks, waiting = {START}, {}  # waiting: deferred node -> the nodes that triggered it
+    for _ in range(limit if deferred else 0):
+        after = {t for s, t, _, _ in found if s in tasks and t != END}
+        for s, t, _, _ in found:
+            if s in tasks and t in deferred:
+                waiting.setdefault(t, set()).add(s)
+        after -= deferred
+        if not after and waiting:  # nothing else runs: the deferred nodes do
+            edges |= {(s, node, True, None) for node, by in waiting.items() if not by & tasks
+                      for s in tasks}
+            after, waiting = set(waiting), {}
+        if not after:
+            break
+        tasks = after
+    return edges
 
 
 def last_step(found: set, first: list[str], limit: int = 250) -> set:

@@ -97,6 +97,13 @@ def context_jsonschema(graph: Any) -> dict | None:
                      "dataclass")
 
 
+def config_model(graph: Any) -> Any:
+    """LangGraph's deprecated config_schema(): a pydantic model whose one field,
+    "configurable", has the context schema's type (no field without a context schema)."""
+    fields = {"configurable": (graph.context_schema, None)} if graph.context_schema else {}
+    return pydantic().create_model(graph.name + "Config", **fields)
+
+
 def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False
               ) -> Iterator[tuple[str, Any]]:
     """(namespace, graph) of each node that runs a graph; `namespace` picks one ("a|b")."""

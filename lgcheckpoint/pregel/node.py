@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
 from lgcheckpoint.errors import InvalidUpdateError, ParentCommand
 from lgcheckpoint.pregel.detect import graphs_called
-from lgcheckpoint.types import Command, RetryPolicy, Send, update_as_tuples
+from lgcheckpoint.types import Command, RetryPolicy, Send, TimeoutPolicy, update_as_tuples
 
 Write = tuple[str, Any]  # (channel, value)
 INJECTABLE = ("config", "writer", "previous", "runtime")  # keyword arguments a node may declare
@@ -81,6 +81,7 @@ class Node:
     managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)
     cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
+    timeout: Any = None  # a TimeoutPolicy for each attempt (async nodes only: pregel/timeouts.py)
 
     def __post_init__(self) -> None:
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
@@ -88,6 +89,7 @@ class Node:
             self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))
         self.is_async = any(inspect.iscoroutinefunction(f)
                             for f in (fn, getattr(fn, "__call__", None)))
+        self.timeout = TimeoutPolicy.coerce(self.timeout)  # a sync one is refused: validate.py
 
     def copy(self, update: dict) -> Node:
         """A copy with some fields replaced (LangGraph's PregelNode.copy)."""

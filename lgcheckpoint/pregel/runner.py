@@ -12,13 +12,17 @@ import concurrent.futures
 import contextvars
 import itertools
 import random
+import threading
 import time
 from dataclasses import replace
 from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
-from lgcheckpoint.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.errors import (
+    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand,
+)
 from lgcheckpoint.managed import read_managed
+from lgcheckpoint.pregel import timeouts
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.runtime import task_runtime
@@ -80,6 +84,7 @@ async def acall_node(task: Task) -> Any:
 
 def collect_writes(task: Task, result: Any, graph: Any) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
+    timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
     return [(b, call_user(task, b.path, branch_state(b, task), b.injects))
@@ -102,6 +107,7 @@ def branch_input(branch: Any, state: dict, node_input: Any) -> Any:
 
 
 def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
+    timeouts.ensure_open(task)  # an async path function may have outlived the timeout
     for branch, result in routes:
         task.writes.extend(branch_writes(branch.destinations(result)))
     check_sends(task, graph.nodes)
@@ -152,6 +158,8 @@ def command_for(task: Task, exc: ParentCommand) -> Command:
 
 def run_task(task: Task, graph: Any) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
+    if timeouts.task_timeout(task) is not None:  # only an async run can cancel an attempt
+        raise timeouts.sync_run_refused(task.name)
     for attempts in itertools.count(1):
         task.writes.clear()
         task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
@@ -162,6 +170,8 @@ def run_task(task: Task, graph: Any) -> None:
             except ParentCommand as exc:  # a Command(graph=PARENT), from this node or a subgraph
                 routes = collect_writes(task, command_for(task, exc), graph)
             return add_branch_writes(task, routes, graph)
+        except asyncio.CancelledError as exc:  # raised by the node itself: nothing cancels threads
+            raise NodeCancelledError(task.name) from exc
         except Exception as exc:
             time.sleep(retry_delay(task, exc, attempts))
         finally:
@@ -169,25 +179,65 @@ def run_task(task: Task, graph: Any) -> None:
 
 
 async def arun_task(task: Task, graph: Any) -> None:
-    """Async twin of run_task: awaits async nodes and path functions."""
+    """Async twin of run_task: awaits async nodes and path functions, each try timed."""
     for attempts in itertools.count(1):
         task.writes.clear()
         task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
         token = current_task.set(task)
         try:
-            try:
-                routes = collect_writes(task, await acall_node(task), graph)
-            except ParentCommand as exc:
-                routes = collect_writes(task, command_for(task, exc), graph)
-            routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
-            return add_branch_writes(task, routes, graph)
+            return await timeouts.run_timed(task, lambda: aattempt(task, graph))
+        except asyncio.CancelledError as exc:
+            if timeouts.cancelled_by_node():  # not by us: a failure of the node
+                raise NodeCancelledError(task.name) from exc
+            raise
         except Exception as exc:
             await asyncio.sleep(retry_delay(task, exc, attempts))
         finally:
             current_task.reset(token)
 
 
+async def aattempt(task: Task, graph: Any) -> None:
+    """One try of a task: the node, then its conditional edges, all into task.writes."""
+    try:
+        routes = collect_writes(task, await acall_node(task), graph)
+    except ParentCommand as exc:
+        routes = collect_writes(task, command_for(task, exc), graph)
+    routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
+    add_branch_writes(task, routes, graph)
+
+
 # --- one step --------------------------------------------------------------------------------
+def max_concurrency(tasks: list[Task]) -> int | None:
+    """config["max_concurrency"]: how many of a step's tasks may run at once (None: all)."""
+    limit = tasks[0].config.get("max_concurrency") if tasks else None
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ValueError(f"max_concurrency must be a positive int (or None), got {limit!r}")
+    return limit
+
+
+def gated(semaphore: Callable[[int], Any], tasks: list[Task]) -> Callable[[Callable], Callable]:
+    """Wrap a task runner so at most max_concurrency of the step's tasks run at once (the
+    @task calls they make are not counted: a caller waiting on its call would hold a slot)."""
+    limit = max_concurrency(tasks)
+    if limit is None:
+        return lambda run: run
+    gate = semaphore(limit)
+
+    def wrap(run: Callable) -> Callable:
+        if asyncio.iscoroutinefunction(run):
+            async def arun(*args: Any) -> Any:
+                async with gate:
+                    return await run(*args)
+            return arun
+
+        def run_gated(*args: Any) -> Any:
+            with gate:
+                return run(*args)
+        return run_gated
+
+    return wrap
+
+
 def raise_step_errors(errors: list[BaseException]) -> None:
     """A real error beats interrupts; all interrupts of a step surface together."""
     if real := [e for e in errors if not isinstance(e, GraphInterrupt)]:
@@ -196,10 +246,18 @@ def raise_step_errors(errors: list[BaseException]) -> None:
         raise GraphInterrupt(tuple(i for e in errors for i in e.interrupts))
 
 
+def step_timed_out(errors: list[BaseException], timeout_error: type = TimeoutError) -> None:
+    """Past the graph's step_timeout: a task's own error first, else TimeoutError."""
+    raise_step_errors(errors)
+    raise timeout_error("Timed out")  # LangGraph's words; one class since Python 3.11
+
+
 def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
-    """Run a step's tasks (inline if alone, else in threads); commit each as it finishes."""
+    """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
+    Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
+    (nothing can stop a thread) and their tasks are committed too, as LangGraph does."""
     errors: list[BaseException] = []
-    if len(tasks) == 1:
+    if len(tasks) == 1 and graph.step_timeout is None:
         try:
             run_task(tasks[0], graph)
             commit(tasks[0], None)
@@ -209,20 +267,32 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     elif tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
-        futures = {pool_holder[0].submit(contextvars.copy_context().run, run_task, t, graph): t
-                   for t in tasks}
-        for fut in concurrent.futures.as_completed(futures):
-            exc = fut.exception()
-            commit(futures[fut], exc)
+        gate = gated(threading.BoundedSemaphore, tasks)
+        futures = {pool_holder[0].submit(contextvars.copy_context().run, gate(run_task), t,
+                                         graph): t for t in tasks}
+        finished: list = []
+
+        def finish(fut: concurrent.futures.Future) -> None:
+            finished.append(fut)
+            commit(futures[fut], exc := fut.exception())
             if exc is not None:
                 errors.append(exc)
+        try:
+            for fut in concurrent.futures.as_completed(futures, timeout=graph.step_timeout):
+                finish(fut)
+        except concurrent.futures.TimeoutError:
+            for fut in concurrent.futures.as_completed(set(futures) - set(finished)):
+                finish(fut)
+            step_timed_out(errors)
     raise_step_errors(errors)
 
 
 async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
-    """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks."""
+    """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks.
+    Past graph.step_timeout the tasks still running are cancelled (saved as cancelled)."""
     errors: list[BaseException] = []
-    if len(tasks) == 1:
+    timeout = graph.step_timeout
+    if len(tasks) == 1 and timeout is None:
         try:
             await arun_task(tasks[0], graph)
             commit(tasks[0], None)
@@ -230,10 +300,19 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
             commit(tasks[0], exc)
             errors.append(exc)
     elif tasks:
-        running = {asyncio.ensure_future(arun_task(t, graph)): t for t in tasks}
+        gate = gated(asyncio.Semaphore, tasks)
+        running = {asyncio.ensure_future(gate(arun_task)(t, graph)): t for t in tasks}
         pending = set(running)
+        deadline = None if timeout is None else time.monotonic() + timeout
         while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done, pending = await asyncio.wait(pending, timeout=left,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            if not done:  # past the step's timeout
+                for fut in [f for f in running if f in pending]:
+                    fut.cancel()
+                    commit(running[fut], asyncio.CancelledError())
+                step_timed_out(errors, asyncio.TimeoutError)
             for fut in [f for f in running if f in done]:  # a set has no order; tasks do
                 commit(running[fut], exc := fut.exception())
                 if exc is not None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from lgcheckpoint.checkpoint.base import EXCLUDED_METADATA_KEYS
 from lgcheckpoint.constants import CONF, ERROR, INTERRUPT, RETURN
 from lgcheckpoint.pregel.algo import key_list, read_state
+from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
 
 
@@ -37,22 +37,8 @@ def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool
 
 
 def task_payload(task: Any) -> dict:
-    """A task about to run (stream_mode="tasks"), with the metadata and tags a user gave."""
-    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
-    if metadata := user_metadata(task):
-        payload["metadata"] = metadata
-    return payload
-
-
-def user_metadata(task: Any) -> dict:
-    """The run's config metadata and tags, then the node's (NodeBuilder().meta(...)); not the
-    addresses the loop adds itself."""
-    node = task.node
-    merged = {**(task.config.get("metadata") or {}), **getattr(node, "metadata", {})}
-    metadata = {k: v for k, v in merged.items() if k not in EXCLUDED_METADATA_KEYS}
-    if tags := [*(task.config.get("tags") or ()), *getattr(node, "tags", ())]:
-        metadata["tags"] = tags
-    return metadata
+    """A task about to run (stream_mode="tasks"), with the caller's metadata (debug.py)."""
+    return task_event(task)
 
 
 def result_writes(writes: list, keys: Any = None) -> Any:

@@ -23,6 +23,7 @@ import inspect
 import uuid
 from typing import Any, Sequence
 
+from lgcheckpoint.checkpoint.base import copy_checkpoint
 from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT
 from lgcheckpoint.errors import CheckpointNotFoundError, InvalidUpdateError
 from lgcheckpoint.managed import Window, read_managed
@@ -31,7 +32,9 @@ from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
 )
-from lgcheckpoint.pregel.checkpoint import create_checkpoint, new_channel_versions
+from lgcheckpoint.pregel.checkpoint import (
+    create_checkpoint, migrate_pending_sends, new_channel_versions,
+)
 from lgcheckpoint.pregel.loop import input_writes
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.pregel.runner import branch_input
@@ -162,7 +165,9 @@ def copy_beside(edit: Edit, values: Any) -> dict:
     if saved is None:
         raise InvalidUpdateError("Cannot copy a non-existent checkpoint: name one of "
                                  "get_state_history(config)")
-    copy = create_checkpoint(saved.checkpoint, None, edit.step)
+    source = copy_checkpoint(saved.checkpoint)
+    migrate_pending_sends(source)  # a pre-v4 checkpoint's Sends: into TASKS, or the copy drops them
+    copy = create_checkpoint(source, None, edit.step)
     beside = saved.parent_config or {
         **saved.config, CONF: {**saved.config[CONF], "checkpoint_id": None}}
     metadata = {"source": "fork", "step": edit.step + 1,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from lgcheckpoint.constants import ERROR, INPUT, INTERRUPT, NO_WRITES, RESUME
+from lgcheckpoint.pregel.timeouts import sync_timeout_refused
 
 # names the loop writes itself: neither a node nor a channel may take them
 RESERVED_NAMES = frozenset((INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES))
@@ -20,8 +21,12 @@ def as_list(names: str | Sequence[str] | None) -> list[str]:
 
 
 def validate_graph(graph: Any) -> None:
-    """Refuse reserved names and channels that do not exist; an unread input channel."""
+    """Refuse reserved names and channels that do not exist; an unread input channel; a
+    timeout on a sync node (a thread cannot be cancelled: pregel/timeouts.py)."""
     channels, nodes = graph.channels, graph.nodes
+    for name, node in nodes.items():
+        if node.timeout is not None and not node.is_async and node.subgraph is None:
+            raise sync_timeout_refused(name, func=node.func)
     known = f"not in known channels: {sorted(channels)!r}"
     for kind, names in (("Channel", channels), ("Node", nodes)):
         for name in names:

@@ -286,7 +286,8 @@ NULL_TASK_ID = (
 # errors the libraries raise themselves; only their class is compared, never their wording
 LIBRARY_ERROR = re.compile(
     r"(InvalidUpdateError|GraphRecursionError|EmptyInputError|EmptyChannelError|GraphInterrupt"
-    r"|NodeInterrupt|ParentCommand|InvalidCheckpointError|CheckpointNotFoundError)\(.*\)",
+    r"|NodeInterrupt|ParentCommand|InvalidCheckpointError|CheckpointNotFoundError"
+    r"|NodeTimeoutError|NodeCancelledError)\(.*\)",  # a timeout's message has its elapsed time
     re.DOTALL,
 )
 EXPANDED = {"Interrupt", "Command", "Send", "Overwrite"}  # API value types compared field by field

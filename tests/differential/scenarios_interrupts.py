@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import operator
 import time
+import warnings
 from typing import Annotated
 
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from tests.differential.harness import Run, registry
@@ -52,6 +54,67 @@ def two_interrupts_in_one_node(lib: Run):
     lib.invoke(graph, lib.Command(resume="Ada"), cfg)
     lib.get_state(graph, cfg)
     lib.invoke(graph, lib.Command(resume="Lovelace"), cfg)
+
+
+
+class Decision(BaseModel):
+    """The answer an approval interrupt expects (interrupt(response_schema=Decision))."""
+
+    approved: bool
+
+
+@scenario
+def invalid_resume_then_valid(lib: Run):
+    """An answer that does not fit the schema raises and saves no answer; the sibling task that
+    was answered well finishes once; the refused interrupt is answered again (null resume)."""
+    cfg = thread()
+
+    def approver(name):
+        def node(state):
+            lib.count(name)
+            if name == "check" and lib.calls["check"] == 1:  # ask after send: an ordered stream
+                wait_for_write(lib, cfg, lambda ch, v: ch == "__interrupt__")
+            answer = lib.interrupt(f"{name}?", response_schema=Decision)
+            return {"trail": [f"{name}={answer.approved}"]}
+
+        return node
+
+    g = lib.StateGraph(Trail)
+    for name in ["send", "check"]:
+        g.add_node(name, approver(name))
+        g.add_edge(lib.START, name)
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": []}, cfg)
+    ids = {i.value: i.id for i in lib.get_state(graph, cfg).interrupts}
+    lib.invoke(graph, lib.Command(resume={ids["send?"]: {"approved": True},
+                                          ids["check?"]: {"approved": "maybe"}}), cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, lib.Command(resume={"approved": "nope"}), cfg)  # null resume, refused too
+    lib.invoke(graph, lib.Command(resume={"approved": False}), cfg)
+
+
+
+@scenario
+def node_interrupt_until_state_changes(lib: Run):
+    """The deprecated NodeInterrupt: the node stops with a value until update_state lets it by."""
+    def gate(state):
+        lib.count("gate")
+        if "approved" not in state["trail"]:
+            with warnings.catch_warnings():  # deprecated in both libraries; compared elsewhere
+                warnings.simplefilter("ignore", DeprecationWarning)
+                raise lib.NodeInterrupt({"why": "needs approval"})
+        return {"trail": ["passed"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("gate", gate)
+    g.add_edge(lib.START, "gate")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.invoke(graph, None, cfg)  # asks again
+    lib.update_state(graph, cfg, {"trail": ["approved"]})
+    lib.invoke(graph, None, cfg)
 
 
 def wait_for_write(lib: Run, cfg: dict, matches, seconds: float = 3.0) -> None:

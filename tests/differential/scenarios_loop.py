@@ -463,3 +463,46 @@ def interleaved_threads(lib: Run):
         lib.invoke(graph, {"trail": [t]}, thread(t))
     for t in ("two", "one"):
         lib.invoke(graph, None, thread(t))
+
+
+@scenario
+def task_events_carry_the_callers_metadata(lib: Run):
+    """A task event shows the run's metadata and tags, minus the runtime's own keys and tags."""
+    graph = two_step_graph(lib)
+    cfg = {**thread(), "metadata": {"agent": "mailer", "thread_id": "hidden", "n": 2},
+           "tags": ["seq:step:1", "user-tag"]}
+    lib.stream(graph, {"trail": []}, cfg, stream_mode=["tasks", "debug"])
+    lib.stream(graph, {"trail": []}, thread("plain"), stream_mode="tasks")  # no metadata key
+
+
+class NoKeys(TypedDict):
+    """A state that declares no keys (LangGraph's tests use one): nodes get {}, output is None."""
+
+
+@scenario
+def a_state_without_keys(lib: Run):
+    def node(state):
+        lib.note("node got", state)
+        return {}
+
+    g = lib.StateGraph(NoKeys)
+    g.add_node("a", node)
+    g.add_edge(lib.START, "a")
+    # no saver and no "values" stream: there LangGraph shows its internal channels
+    # (branch:to:a) as state values, ours {} (the saved checkpoints are the same)
+    graph = g.compile()
+    lib.invoke(graph, {})
+    lib.stream(graph, {"x": 1}, stream_mode=["updates", "tasks"])
+
+
+@scenario
+def overwrite_after_a_json_round_trip(lib: Run):
+    """An Overwrite that lost its class (JSON) keeps its "type" tag and still bypasses the
+    reducer."""
+    g = lib.StateGraph(Trail)
+    g.add_node("a", visit("a", lib))
+    g.add_node("b", lambda state: {"trail": {"type": "__overwrite__", "value": ["reset"]}})
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    graph = g.compile(checkpointer=lib.saver())
+    lib.invoke(graph, {"trail": ["start"]}, thread())

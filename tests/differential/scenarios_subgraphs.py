@@ -252,3 +252,33 @@ def time_travel_into_a_subgraph_checkpoint(lib: Run):
         lib.invoke(graph, None, at_first)  # ask_1 asks again, step_a does not rerun
         lib.invoke(graph, lib.Command(resume="uno"), cfg)
         lib.get_state(graph, cfg, subgraphs=True)
+
+
+def two_calls_with_the_nodes_config(lib: Run, checkpointer):
+    """A node that calls a subgraph twice, passing its own config: each call gets its own
+    namespace ("child" then "child|1"), as when the config is left out."""
+    sub = child(lib, checkpointer)
+
+    def caller(state, config):
+        first = sub.invoke({"trail": ["first"]}, config)["trail"]
+        return {"trail": first + sub.invoke({"trail": ["second"]}, config)["trail"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("child", caller)
+    g.add_edge(lib.START, "child")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.invoke(graph, {"trail": []}, cfg)
+    for ns in ("child", "child|1"):
+        lib.get_state(graph, {"configurable": {**cfg["configurable"], "checkpoint_ns": ns}})
+
+
+@scenario
+def per_thread_subgraph_called_twice_with_the_nodes_config(lib: Run):
+    two_calls_with_the_nodes_config(lib, True)
+
+
+@scenario
+def subgraph_called_twice_with_the_nodes_config(lib: Run):
+    two_calls_with_the_nodes_config(lib, None)

@@ -43,6 +43,24 @@ def fan_in(lib):
     return g.compile()
 
 
+def deferred_after_a_longer_branch(lib, join=False):
+    """A deferred node waits for a longer branch: LangGraph draws a dotted edge from that
+    branch's last node (the step before the deferred node runs), and no edge to END from it."""
+    g = lib.StateGraph(State)
+    for name in ("split", "short", "long1", "long2", "last"):
+        g.add_node(name, add(name), defer=name == "last")
+    g.add_edge(lib.START, "split")
+    g.add_edge("split", "short")
+    g.add_edge("split", "long1")
+    g.add_edge("long1", "long2")
+    g.add_edge(["split", "short"] if join else "short", "last")
+    return g.compile()
+
+
+def deferred_behind_a_join(lib):
+    return deferred_after_a_longer_branch(lib, join=True)
+
+
 def looping(lib):
     """A node that routes back to itself, by a Literal return type (no path map)."""
     def again(state) -> Literal["loop", "__end__"]:
@@ -116,7 +134,8 @@ def drawn(graph, **kw) -> tuple:
 
 
 @pytest.mark.parametrize("build", [routed, fan_in, looping, nested, commands, endless,
-                                   endless_pair])
+                                   endless_pair, deferred_after_a_longer_branch,
+                                   deferred_behind_a_join])
 @pytest.mark.parametrize("xray", [False, True, 1])
 def test_drawing_is_langgraphs(build, xray):
     assert drawn(build(OURS), xray=xray) == drawn(build(LANGGRAPH), xray=xray)

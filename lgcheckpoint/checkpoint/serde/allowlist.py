@@ -47,6 +47,7 @@ LANGGRAPH_TYPES: dict[str, dict[str, Any] | None] = {
     "StateSnapshot": None,
     "Interrupt": {"value": None, "id": None, "response_schema": None},
     "Overwrite": {"value": None, "type": "__overwrite__"},
+    "TimeoutPolicy": {"run_timeout": None, "idle_timeout": None, "refresh_on": "auto"},
 }
 
 

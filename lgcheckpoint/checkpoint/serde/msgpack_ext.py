@@ -350,7 +350,7 @@ class ErrorFindingDecoder(ExtDecoder):
 def build_langgraph_type(cls: Any, name: str, data: Any) -> Any:
     """Build our runtime type from LangGraph's stored shape, dropping fields we do not implement."""
     if name == "Send":
-        return cls(data[0], data[1])  # a third argument (LangGraph's timeout) is not supported
+        return cls(data[0], data[1], timeout=data[2] if len(data) > 2 else None)
     if isinstance(data, dict):
         accepted = inspect.signature(cls).parameters
         return cls(**{k: v for k, v in data.items() if k in accepted})

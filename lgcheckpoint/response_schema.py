@@ -1,0 +1,45 @@
+"""interrupt(value, response_schema=...): the answer's shape, shown to clients, checked on resume.
+
+A JSON Schema ``dict`` is only shown. A class (pydantic model, TypedDict, dataclass) is shown as
+its JSON Schema and validates the answer: interrupt() returns the validated object. An answer
+that does not fit raises pydantic's ``ValidationError``, marked so that
+``errors.is_invalid_resume`` recognises it; no answer is saved for that interrupt, so it can be
+answered again, and the other tasks of the step still finish. pydantic is needed only for
+classes and is imported only here. Next: types.py (interrupt).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgcheckpoint.errors import mark_invalid_resume
+
+
+def validator(schema: Any) -> Any:
+    """A pydantic TypeAdapter for a class schema; None when the schema only describes (dict)."""
+    if schema is None or isinstance(schema, dict):
+        return None
+    try:
+        from pydantic import TypeAdapter
+    except ImportError as exc:
+        raise ImportError("interrupt(response_schema=<a class>) validates answers with pydantic: "
+                          "pip install pydantic, or pass a JSON Schema dict") from exc
+    return TypeAdapter(schema)
+
+
+def shown(schema: Any, adapter: Any) -> dict | None:
+    """What the surfaced Interrupt carries: always JSON Schema (or None)."""
+    return adapter.json_schema() if adapter is not None else schema
+
+
+def checked(adapter: Any, answer: Any) -> Any:
+    """The answer, validated when the schema can validate; a misfit is an invalid resume."""
+    if adapter is None:
+        return answer
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(answer)
+    except ValidationError as exc:
+        mark_invalid_resume(exc)
+        raise
