@@ -224,7 +224,7 @@ print(handled_calls)
 # %% [markdown]
 # The lineage names both tasks of the step. `hotels` failed and its error was **handled**; the
 # handler `__error_handler__hotels` (the node `add_node` made for it) then failed too, and that
-# stopped the run. No new checkpoint: `hotels` is still `waiting`.
+# stopped the run: the red border. No new checkpoint: `c1` is still the head, `next` still `hotels`.
 
 # %%
 handled_lineage = LineageGraph(handled_graph, handled_cfg)
