@@ -523,7 +523,7 @@ def node_mutates_its_input(lib: Run):
 
     def a(state):
         lib.note("a sees", list(state.items()))
-        state["n"] = 99  # neither reaches the state (a new key would reach our edge: #17 report)
+        state["n"] = 99  # neither reaches the state
         state.pop("tag", None)
         return {"n": 1}
 
