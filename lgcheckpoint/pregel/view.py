@@ -34,8 +34,8 @@ class StateView:
 
     def __init__(self, channels: Mapping[str, Channel], key_lists: Iterable[Any]) -> None:
         self.channels = channels
-        # by identity: the graph's key lists live as long as the run; a list of one name
-        # (a single-value state, START's input) is read from its channel directly
+        # by identity: a Kept holds its list, so no other list takes its id while the view
+        # lives; one name (a single-value state, START's input) is read from its channel
         self.kept = {id(keys): Kept(keys, channels) for keys in key_lists
                      if not isinstance(keys, str) and all(k in channels for k in keys)}
 
@@ -64,7 +64,6 @@ class StateView:
                 kept.values[chan] = channel.get()
             else:  # a key that appears is read again in key order (rare: a first value)
                 kept.values = read_state(self.channels, kept.keys)
-
 
 
 def key_lists(graph: Any, output_keys: KeyList | str) -> list:
