@@ -462,3 +462,8 @@ class CompiledStateGraph(Pregel):
     def __init__(self, *, builder: StateGraph, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.builder = builder
+
+    def typed_output(self, values: Any) -> Any:
+        """invoke(version="v2"): a dataclass or pydantic output schema gets an instance."""
+        mapper = mapper_for(self.builder.output_schema)
+        return mapper(values) if mapper is not None and isinstance(values, dict) else values

@@ -16,9 +16,11 @@ from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequen
 from xxhash import xxh3_128_hexdigest
 
 from lgcheckpoint.checkpoint.base import RunnableConfig
-from lgcheckpoint.constants import NS_SEP, OVERWRITE, RESUME
+from lgcheckpoint.constants import INTERRUPT, NS_SEP, OVERWRITE, RESUME
 from lgcheckpoint.response_schema import checked, shown, validator
-from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
+from lgcheckpoint.warnings import (
+    LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11, warn_deprecated,
+)
 
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
@@ -154,6 +156,39 @@ class Interrupt:
         warn_deprecated("`interrupt_id` is deprecated. Use `id` instead.",
                         LangGraphDeprecatedSinceV10)
         return self.id
+
+
+@dataclass(frozen=True)
+class GraphOutput:
+    """What invoke(..., version="v2") returns: the output and the interrupts, apart."""
+
+    value: Any  # the output: a dict, or the output schema's dataclass / pydantic instance
+    interrupts: tuple = ()  # the Interrupts the run stopped at
+
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated (LangGraph 1.1): v1's result["key"] / result["__interrupt__"]."""
+        warn_deprecated(DICT_ACCESS.format("result[key]"), LangGraphDeprecatedSinceV11)
+        if key == INTERRUPT:
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        """Deprecated (LangGraph 1.1): v1's "key" in result."""
+        warn_deprecated(DICT_ACCESS.format("key in result"), LangGraphDeprecatedSinceV11)
+        if key == INTERRUPT:
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+DICT_ACCESS = ("Accessing GraphOutput via `{}` is deprecated. Use `result.value` to access the "
+               "output value directly, or `result.interrupts` for interrupts.")
 
 
 def _default_retry_on(exc: BaseException) -> bool:

@@ -98,6 +98,13 @@ def test_checkpointer_must_be_a_saver_or_a_flag():
         runnable(fine)
 
 
+def test_invoke_version_v2_streams_no_v2_parts():
+    with pytest.raises(TypeError, match="version='v2'.*stream_mode='updates'"):
+        runnable().invoke({"x": 0}, stream_mode="updates", version="v2")
+    with pytest.raises(ValueError, match="version must be"):
+        runnable().invoke({"x": 0}, version="v3")
+
+
 def test_reducer_must_take_two_arguments():
     class Bad(TypedDict):
         x: Annotated[list, lambda a: a]

@@ -100,3 +100,38 @@ def test_an_invalid_answer_lets_the_other_answered_task_finish_once():
     assert [i.value for i in graph.get_state(CFG).interrupts] == ["check?"]
     out = graph.invoke(Command(resume={ids["check?"]: {"approved": True}}), CFG)
     assert sorted(out["log"]) == ["check=True", "send=True"] and sorted(calls) == ["check", "send"]
+
+
+def test_in_an_async_run_an_invalid_answer_cancels_nothing():
+    """A real failure cancels the step's other async tasks; a misfit answer does not."""
+    import asyncio
+
+    sent: list[str] = []
+
+    async def send(state: State) -> dict:
+        interrupt("send?", response_schema=Decision)
+        sent.append("email")
+        await asyncio.sleep(0.05)  # still running when the misfit answer fails its sibling
+        return {"log": ["sent"]}
+
+    async def check(state: State) -> dict:
+        interrupt("check?", response_schema=Decision)
+        return {"log": ["checked"]}
+
+    g = StateGraph(State)
+    g.add_node("send", send)
+    g.add_node("check", check)
+    g.add_edge(START, "send")
+    g.add_edge(START, "check")
+    graph = g.compile(checkpointer=InMemorySaver())
+
+    async def scenario():
+        await graph.ainvoke({"log": []}, CFG)
+        ids = {i.value: i.id for i in graph.get_state(CFG).interrupts}
+        with pytest.raises(ValidationError):
+            await graph.ainvoke(Command(resume={ids["send?"]: {"approved": True},
+                                                ids["check?"]: {"approved": "maybe"}}), CFG)
+        out = await graph.ainvoke(Command(resume={ids["check?"]: {"approved": True}}), CFG)
+        return sorted(out["log"])
+
+    assert asyncio.run(scenario()) == ["checked", "sent"] and sent == ["email"]

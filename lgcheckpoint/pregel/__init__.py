@@ -34,7 +34,7 @@ from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import run_runtime
-from lgcheckpoint.types import RetryPolicy, StateSnapshot, current_task
+from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
@@ -128,19 +128,28 @@ class Pregel:
 
     # --- running -----------------------------------------------------------------------------
     def invoke(self, input: Any, config: dict | None = None, *, stream_mode: str = "values",
-               **kwargs: Any) -> Any:
-        """Run to completion (or to an interrupt) and return the final state."""
+               version: str = "v1", **kwargs: Any) -> Any:
+        """Run to completion (or to an interrupt) and return the final state (version="v2":
+        a GraphOutput of the output and the interrupts)."""
+        check_invoke_version(version, stream_mode)
         modes = ["updates", "values"] if stream_mode == "values" else stream_mode
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
+        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
+                              self if version == "v2" else None)
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
-                      stream_mode: str = "values", **kwargs: Any) -> Any:
+                      stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
+        check_invoke_version(version, stream_mode)
         modes = ["updates", "values"] if stream_mode == "values" else stream_mode
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False))
+        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
+                              self if version == "v2" else None)
+
+    def typed_output(self, values: Any) -> Any:
+        """invoke(version="v2")'s value: the output as read (a StateGraph builds its type)."""
+        return values
 
     @guarded  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
@@ -532,8 +541,18 @@ def subgraph_config(task: Any) -> dict:
     return {**task.config, CONF: child}
 
 
-def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
-    """invoke's result: the last values chunk, plus any interrupts raised on the way."""
+def check_invoke_version(version: str, stream_mode: Any) -> None:
+    """v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
+    if version not in ("v1", "v2"):
+        raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
+    if version == "v2" and stream_mode != "values":
+        raise TypeError("lgcheckpoint does not implement invoke(version='v2') with stream_mode="
+                        f"{stream_mode!r} (LangGraph's v2 stream parts): use version='v1'")
+
+
+def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = None) -> Any:
+    """invoke's result: the last values chunk, plus any interrupts raised on the way; with
+    ``v2`` (the graph), a GraphOutput of its typed output and the interrupts, kept apart."""
     if stream_mode != "values":
         return chunks
     latest, interrupts = None, []
@@ -546,6 +565,10 @@ def collect_output(chunks: list, stream_mode: Any, subgraphs: bool) -> Any:
             interrupts.extend(found)
         elif mode == "values":
             latest = payload
+    if v2 is not None:  # the values stream shows interrupts under "__interrupt__": not v2's
+        if isinstance(latest, dict) and "__interrupt__" in latest:
+            latest = {k: v for k, v in latest.items() if k != "__interrupt__"}
+        return GraphOutput(v2.typed_output(latest), tuple(interrupts))
     if interrupts:
         return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
     return latest

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import (
-    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand,
+    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand, is_invalid_resume,
 )
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
@@ -256,6 +256,13 @@ def step_timed_out(errors: list[BaseException], timeout_error: type = TimeoutErr
     raise timeout_error("Timed out")  # LangGraph's words; one class since Python 3.11
 
 
+def stops_the_step(error: BaseException) -> bool:
+    """A failed task (its error not handled) ends its step: an interrupt does not, nor an
+    answer that did not fit interrupt(response_schema=...), so the other answered tasks
+    finish and are not re-run."""
+    return not isinstance(error, GraphInterrupt) and not is_invalid_resume(error)
+
+
 def end_task(commit: Commit, errors: list, task: Task, exc: BaseException | None) -> list[Task]:
     """Commit a finished task. Its error fails the step, unless commit returns a handler's task
     (handlers.py): then that task is what runs next, in this step."""
@@ -337,4 +344,9 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
         for fut in [f for f in running if f in done]:  # a set has no order; tasks do
             running.update((asyncio.ensure_future(gate(arun_task)(h, graph)), h)
                            for h in ended(running.pop(fut), fut.exception()))
+        if running and any(map(stops_the_step, errors)):  # the others are cancelled
+            for fut, task in running.items():
+                fut.cancel()
+                commit(task, asyncio.CancelledError())
+            running = {}
     raise_step_errors(errors)

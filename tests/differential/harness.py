@@ -290,7 +290,8 @@ LIBRARY_ERROR = re.compile(
     r"|NodeTimeoutError|NodeCancelledError)\(.*\)",  # a timeout's message has its elapsed time
     re.DOTALL,
 )
-EXPANDED = {"Interrupt", "Command", "Send", "Overwrite"}  # API value types compared field by field
+# API value types compared field by field
+EXPANDED = {"Interrupt", "Command", "Send", "Overwrite", "GraphOutput"}
 
 
 class Normaliser:

@@ -117,6 +117,65 @@ def node_interrupt_until_state_changes(lib: Run):
     lib.invoke(graph, None, cfg)
 
 
+
+@scenario
+def a_failing_async_node_cancels_its_sibling(lib: Run):
+    """In an async run a real failure cancels the step's other tasks (saved as cancelled);
+    resuming runs both again."""
+    import asyncio
+
+    async def slow(state):
+        lib.count("slow")
+        if lib.calls["slow"] == 1:
+            await asyncio.sleep(5)  # cancelled long before
+        return {"trail": ["slow"]}
+
+    async def bad(state):
+        lib.count("bad")
+        if lib.calls["bad"] == 1:
+            raise ValueError("boom")
+        return {"trail": ["bad"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("slow", slow)
+    g.add_node("bad", bad)
+    g.add_edge(lib.START, "slow")
+    g.add_edge(lib.START, "bad")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.ainvoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg)
+    lib.ainvoke(graph, None, cfg)
+
+
+
+class Typed(BaseModel):
+    """A pydantic state: invoke(version="v2") returns an instance of it as the value."""
+
+    trail: Annotated[list[str], operator.add] = []
+
+
+@scenario
+def invoke_version_v2(lib: Run):
+    """invoke(version="v2"): a GraphOutput, the values and the interrupts apart; the values
+    of a pydantic state as an instance; a resume with v2 too."""
+    def ask(state):
+        return {"trail": [f"answer={lib.interrupt('name?')}"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "ask")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg, version="v2")
+    lib.invoke(graph, lib.Command(resume="ada"), cfg, version="v2")
+    typed = lib.StateGraph(Typed)
+    typed.add_node("a", visit("a", lib))
+    typed.add_edge(lib.START, "a")
+    out = lib.invoke(typed.compile(), {"trail": ["x"]}, version="v2")
+    lib.note("value type", type(out.value).__name__)
+
+
 def wait_for_write(lib: Run, cfg: dict, matches, seconds: float = 3.0) -> None:
     """Block until the thread's latest checkpoint has a pending write that ``matches(ch, v)``.
 

@@ -99,6 +99,13 @@ def pregel_config_type(lib):
     return graph.context_schema is Context, graph.invoke(1)
 
 
+def graph_output_as_a_dict(lib):
+    types = importlib.import_module(f"{lib.package}.types")
+    asked = (types.Interrupt("q", "abc"),)
+    out = types.GraphOutput(value={"foo": "bar"}, interrupts=asked)
+    return out["foo"], "foo" in out, out["__interrupt__"] == asked, "__interrupt__" in out
+
+
 CASES: dict[str, Callable[[Any], Any]] = {
     "StateGraph(input=, output=)": lambda lib: [
         s.__name__ for s in (lambda g: (g.input_schema, g.output_schema))(
@@ -119,6 +126,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
         (i.value, i.id) for i in lib.NodeInterrupt({"why": 1}).args[0]],
     "constants.Send, constants.Interrupt": constants_import,
     "Pregel(config_type=)": pregel_config_type,
+    "GraphOutput[key], key in GraphOutput": graph_output_as_a_dict,
 }
 
 
