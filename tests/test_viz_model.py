@@ -349,7 +349,10 @@ def test_a_handled_error_names_its_source_and_its_handler(saver_for):
     assert "ERROR in bad (handled): " in lineage.dot
     assert "HANDLED, __error_source_node__ = 'bad'" in lineage.details(head.key)
     assert app.invoke(None, config) == {"log": ["handled", "after"]}
-    frame = SuperStepPlayer(app, config).frames[-2]  # the step the handler finished
-    assert frame.ran == ["__error_handler__bad", "bad"]
+    player = SuperStepPlayer(app, config)
+    index = len(player.frames) - 2  # the step the handler finished
+    frame = player.frames[index]
+    assert frame.ran == ["__error_handler__bad", "bad"] and frame.handled == ["bad"]
+    assert "  bad failed: its error went to its handler" in player.frame_text(index)
     assert [(t, c) for t, c, _ in frame.writes] == [("__error_handler__bad", "log"),
                                                     ("__error_handler__bad", "branch:to:after")]

@@ -272,6 +272,15 @@ assert handled_calls == {"hotels": 1, "ask_later": 2}
 handled_lineage.refresh()
 
 # %% [markdown]
+# The super-step player tells the step `c1` → `c2` in words: both tasks ran, only the handler's
+# writes became changes, and `hotels` is named as the task whose error went to the handler.
+
+# %%
+from lgcheckpoint.viz import SuperStepPlayer
+
+print(SuperStepPlayer(handled_graph, handled_cfg).frame_text(2))
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]
