@@ -436,10 +436,9 @@ def handler_names(step: Step) -> dict[str, str]:
     out, parent = {}, f"{step.ns}|" if step.ns else ""
     for tw in (t for t in step.tasks if t.error_source is not None):
         for handler in (HANDLER_PREFIX + str(tw.error_source), DEFAULT_HANDLER):
-            # LangGraph hashes the failed task's namespace; lgcheckpoint (for now) the step's
-            for ns in (f"{parent}{tw.error_source}:{tw.task_id}|{handler}", parent + handler):
-                out[algo.task_id(step.checkpoint_id, ns, str(step.step + 1), handler,
-                                 "__pregel_push", HANDLER_PATH, tw.task_id)] = handler
+            ns = f"{parent}{tw.error_source}:{tw.task_id}|{handler}"  # nested under the failed
+            out[algo.task_id(step.checkpoint_id, ns, str(step.step + 1), handler,
+                             "__pregel_push", HANDLER_PATH, tw.task_id)] = handler
     return out
 
 
