@@ -2,7 +2,7 @@
 
 Same names as ``langgraph.config``. They read the task that runs in this thread or asyncio
 task (set by pregel/runner.py), so they only work inside a node.
-Next: checkpoint/base.py (what a saver stores).
+Next: managed.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 condition may be a callable, so a check can run before the student has defined their answer.
 ``show_source("pregel/algo.py: apply_writes")`` displays a function of this package with its file
 and line numbers, so every chapter can end by reading the code it explained. Nothing in the
-runtime imports this module. Next: course_pictures.py
+runtime imports this module. Next: graph.py (where the reading path starts)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Same names as ``langgraph.func``. An entrypoint is a Pregel graph with three cha
 saves for the next run on the thread, handed back as ``previous``). Each call of a @task
 function inside it is a PUSH task of the same step (pregel/calls.py) whose result is saved as a
 pending write ``__return__``: when the entrypoint runs again after an interrupt, finished calls
-return their saved result instead of running again. Next: runtime.py.
+return their saved result instead of running again. Next: pregel/calls.py.
 """
 
 from __future__ import annotations

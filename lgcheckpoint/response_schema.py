@@ -5,7 +5,7 @@ its JSON Schema and validates the answer: interrupt() returns the validated obje
 that does not fit raises pydantic's ``ValidationError``, marked so that
 ``errors.is_invalid_resume`` recognises it; no answer is saved for that interrupt, so it can be
 answered again, and the other tasks of the step still finish. pydantic is needed only for
-classes and is imported only here. Next: types.py (interrupt).
+classes and is imported only here. Next: channels.py (where state lives between steps).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Same names as ``langgraph.runtime``. A run keeps one Runtime in its config (``co
 invoke/stream, checked against the graph's ``context_schema``); each task sees a copy that also
 knows where it runs (``execution_info``) and the entrypoint's ``previous`` return value. A node
 receives it by declaring a ``runtime`` parameter, or calls ``get_runtime()``.
-Stores are out of scope: ``store`` is always None. Next: func.py (the functional API).
+Stores are out of scope: ``store`` is always None. Next: config.py.
 """
 
 from __future__ import annotations

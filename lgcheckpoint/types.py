@@ -1,7 +1,7 @@
 """The values users hand to the runtime and get back: Send, Command, interrupt(), snapshots.
 
 Names and fields follow ``langgraph.types`` so programs port by changing the import.
-Next: channels.py (where state lives between steps).
+Next: response_schema.py (an interrupt's answer, checked).
 """
 
 from __future__ import annotations

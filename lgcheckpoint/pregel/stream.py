@@ -1,6 +1,6 @@
 """What each stream mode shows: the chunk shapes of updates, tasks, checkpoints and debug.
 
-Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: pregel/__init__.py.
+Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: pregel/debug.py.
 """
 
 from __future__ import annotations

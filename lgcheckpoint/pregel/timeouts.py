@@ -29,7 +29,7 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | blocking code in an async node (time.sleep)  | the watchdogs fire only when it yields          |
 
 A graph's ``step_timeout`` (seconds for a whole super-step) is the runner's: runner.py.
-Next: pregel/runner.py.
+Next: pregel/handlers.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Check a Pregel's wiring when it is built: every channel a node, input or output names exists.
 
 A graph built by hand with the low-level API (builder.py) is checked as LangGraph checks it, so a
-typo in a channel name fails at construction, not in the middle of a run. Next: pregel/loop.py.
+typo in a channel name fails at construction, not in the middle of a run. Next: guard.py.
 """
 
 from __future__ import annotations

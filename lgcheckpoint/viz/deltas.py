@@ -2,7 +2,7 @@
 in between it stores nothing, and a load rebuilds the value from the last snapshot plus the
 writes saved since. ``mark_deltas`` puts a ``DeltaView`` in ``Step.values`` there, saying which
 snapshot and how many writes a load re-reads (and, given the graph, the rebuilt value).
-Works on LangGraph's checkpoints as on ours (duck-typed). Next: lineage.py.
+Works on LangGraph's checkpoints as on ours (duck-typed). Next: cached.py.
 """
 
 from __future__ import annotations

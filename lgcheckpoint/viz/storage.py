@@ -4,7 +4,7 @@ The other viewers read the public API; this one looks underneath (duck-typed): I
 ``storage`` / ``writes`` / ``blobs`` dicts, SqliteSaver's ``checkpoints`` and ``writes`` tables
 (every value inside each checkpoint row), PostgresSaver's ``checkpoints`` / ``checkpoint_blobs`` /
 ``checkpoint_writes`` (a channel value is stored once per version and shared by every checkpoint
-that still points at that version). It counts the bytes per checkpoint and the blobs shared.
+that still points at that version). It counts bytes per checkpoint, blobs shared. Next: deltas.py
 """
 
 from __future__ import annotations
