@@ -70,6 +70,7 @@ def declares_keys(schema: type) -> bool:
 
 def channel_for(name: str, typ: Any) -> Channel:
     """Annotated[T, reducer] folds writes with the reducer; anything else keeps the last value."""
+    typ = unwrap_required(typ)  # Required[Annotated[dict, or_]]: the wrapper only marks the key
     for meta in reversed(getattr(typ, "__metadata__", ())):
         if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
             # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
