@@ -91,23 +91,25 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_state(b, task), b.injects))
+    return [(b, call_user(task, b.path, branch_state(b, task, result), b.injects))
             for b in task.node.branches]
 
 
-def branch_state(branch: Any, task: Task) -> Any:
+def branch_state(branch: Any, task: Task, result: Any) -> Any:
     """What a conditional edge reads: the state with the task's writes, and managed values."""
     state = task.local_read(branch.reads)
     if branch.managed:
         state.update(read_managed(branch.managed, task.scratchpad))
-    return branch_input(branch, state, task.input)
+    return branch_input(branch, state, result)
 
 
-def branch_input(branch: Any, state: dict, node_input: Any) -> Any:
-    """A conditional edge sees the state including this task's own writes."""
+def branch_input(branch: Any, state: dict, returned: Any) -> Any:
+    """A conditional edge sees the state including this task's own writes; without a schema of
+    its own, also the keys of the dict its node returned (even keys the state does not have)."""
     if branch.mapper is not None:
         return branch.mapper(state)
-    return {**node_input, **state} if isinstance(node_input, dict) else state
+    passthrough = branch.sees_update and isinstance(returned, dict)
+    return {**returned, **state} if passthrough else state
 
 
 def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
