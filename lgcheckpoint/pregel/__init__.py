@@ -177,12 +177,9 @@ class Pregel:
                 yield from run.drain()
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, self.cache.get(tuple(keys)))
-                if live.runs_beside(self, run, tasks):  # chunks reach the caller as they come
-                    with closing(live.step_beside(partial(calls.step, tasks), run.chunks)) as step:
-                        for _ in step:
-                            yield from run.drain()
-                else:
-                    calls.step(tasks)
+                with closing(live.step(self, run, partial(calls.step, tasks), tasks)) as step:
+                    for _ in step:  # chunks reach the caller while the step runs
+                        yield from run.drain()
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
@@ -222,14 +219,11 @@ class Pregel:
                     yield chunk
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
-                if live.runs_beside(self, run, tasks):
-                    async with aclosing(live.astep_beside(partial(calls.step, tasks),
-                                                          run.chunks)) as step:
-                        async for _ in step:
-                            for chunk in run.drain():
-                                yield chunk
-                else:
-                    await calls.step(tasks)
+                async with aclosing(live.astep(self, run, partial(calls.step, tasks),
+                                               tasks)) as step:
+                    async for _ in step:
+                        for chunk in run.drain():
+                            yield chunk
                 for chunk in run.drain():
                     yield chunk
                 await saves.end_of_step()

@@ -15,6 +15,7 @@ import concurrent.futures
 import contextvars
 import threading
 from collections import deque
+from contextlib import aclosing
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 
@@ -39,6 +40,25 @@ def runs_beside(graph: Any, run: Any, tasks: list) -> bool:
     eager = graph.stream_eager or run.subgraphs or not {
         "custom", "messages"}.isdisjoint(run.modes)
     return eager or len(tasks) > 1 or graph.step_timeout is not None
+
+
+def step(graph: Any, run: Any, work: Callable[[], None], tasks: list) -> Iterator[None]:
+    """Run a step's tasks; yield whenever the caller has chunks to read."""
+    if runs_beside(graph, run, tasks):
+        yield from step_beside(work, run.chunks)
+    else:
+        work()
+
+
+async def astep(graph: Any, run: Any, work: Callable[[], Awaitable[None]], tasks: list
+                ) -> AsyncIterator[None]:
+    """Async twin of step."""
+    if not runs_beside(graph, run, tasks):
+        await work()
+        return
+    async with aclosing(astep_beside(work, run.chunks)) as beside:
+        async for _ in beside:
+            yield
 
 
 def step_beside(step: Callable[[], None], chunks: Chunks) -> Iterator[None]:
