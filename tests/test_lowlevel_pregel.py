@@ -199,3 +199,12 @@ def test_state_graph_nodes_report_their_subgraphs():
     g.add_edge("n", END)
     assert g.compile().nodes["n"].subgraphs == [SUB]
     assert g.nodes["n"].runnable.func is call_sub
+
+
+def test_a_graph_in_a_chain_of_do_steps_is_the_nodes_subgraph():
+    inner = doubler()
+    node = NodeBuilder().subscribe_only("x").do(str.lower).do(inner).write_to("y")
+    app = Pregel(nodes={"n": node}, channels={"x": LastValue(str), "y": LastValue(str)},
+                 input_channels="x", output_channels="y")
+    assert app.invoke("AB") == "abab"
+    assert app.nodes["n"].subgraphs == [inner]

@@ -8,7 +8,7 @@
 A StateGraph compiles to the same loop with nodes that read state keys and return a dict of
 updates (node.py); a ``PregelNode`` instead reads its channels as they are (one channel: its value;
 several: a dict) and writes what its ``ChannelWriteEntry`` list says, the result passing through.
-Next: pregel/__init__.py (Pregel checks such nodes in ``validate``).
+Next: pregel/validate.py (how Pregel checks such nodes when it is built).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from lgcheckpoint.channels import Channel, Topic
 from lgcheckpoint.constants import TASKS
 from lgcheckpoint.errors import InvalidUpdateError
+from lgcheckpoint.pregel.detect import graphs_called, is_graph
 from lgcheckpoint.pregel.node import Node, Write, accepts
 from lgcheckpoint.types import Send, TimeoutPolicy
 
@@ -90,6 +91,14 @@ class PregelNode(Node):
         """LangGraph's name for what the node runs (None: its input passes through)."""
         return self.subgraph if self.subgraph is not None else self.func
 
+    @property
+    def subgraphs(self) -> list:
+        """The graphs this node runs: its subgraph, or those its do() steps run or call."""
+        if not isinstance(self.func, Chain):
+            return super().subgraphs
+        return [g for step in self.func.steps
+                for g in ([step] if is_graph(step) else graphs_called(step))]
+
     def result_writes(self, result: Any) -> list[Write]:
         """Every write entry, the node's result passing through (update_state writes so too)."""
         for entry in self.writers:
@@ -157,16 +166,18 @@ class NodeBuilder:
         return self
 
     def meta(self, *tags: str, **metadata: Any) -> NodeBuilder:
-        """Tags and metadata kept on the node (shown by get_graph, not used by the loop)."""
+        """Tags and metadata kept on the node: get_graph and stream_mode="tasks" show them."""
         self._tags.extend(tags)
         self._metadata.update(metadata)
         return self
 
     def add_retry_policies(self, *policies: Any) -> NodeBuilder:
+        """Retry a failed run of the node (the first policy that matches the error decides)."""
         self._retry_policy.extend(policies)
         return self
 
     def add_cache_policy(self, policy: Any) -> NodeBuilder:
+        """Reuse the node's writes for an input seen before (with Pregel(cache=...))."""
         self._cache_policy = policy
         return self
 
@@ -177,10 +188,8 @@ class NodeBuilder:
 
     def build(self) -> PregelNode:
         """The node, unnamed until a Pregel takes it under a name."""
-        from lgcheckpoint.pregel import Pregel
-
         steps = self._steps
-        subgraph = steps[0] if len(steps) == 1 and isinstance(steps[0], Pregel) else None
+        subgraph = steps[0] if len(steps) == 1 and is_graph(steps[0]) else None
         func = None if subgraph is not None or not steps else (
             steps[0] if len(steps) == 1 else Chain(steps))
         return PregelNode(

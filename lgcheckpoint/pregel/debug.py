@@ -30,17 +30,18 @@ def map_debug_tasks(tasks: Iterable[Any]) -> Iterator[dict]:
 def task_event(task: Any) -> dict:
     """{"id", "name", "input", "triggers"} plus "metadata" when the caller gave any."""
     event = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
-    if metadata := caller_metadata(task.config):
+    if metadata := caller_metadata(task.config, getattr(task, "node", None)):
         event["metadata"] = metadata
     return event
 
 
-def caller_metadata(config: dict | None) -> dict:
-    """The run's metadata and tags as the caller gave them (a copy: later changes don't show)."""
-    if config is None:
-        return {}
-    metadata = {key: value for key, value in (config.get("metadata") or {}).items()
-                if key not in RUNTIME_METADATA_KEYS}
-    if tags := [tag for tag in config.get("tags") or [] if not tag.startswith("seq:step")]:
+def caller_metadata(config: dict | None, node: Any = None) -> dict:
+    """The run's metadata and tags as the caller gave them (a copy: later changes don't show),
+    then the node's own (a low-level node's NodeBuilder().meta(...))."""
+    config = config or {}
+    given = {**(config.get("metadata") or {}), **getattr(node, "metadata", {})}
+    metadata = {key: value for key, value in given.items() if key not in RUNTIME_METADATA_KEYS}
+    tags = [*(config.get("tags") or []), *getattr(node, "tags", [])]
+    if tags := [tag for tag in tags if not tag.startswith("seq:step")]:
         metadata["tags"] = tags
     return metadata

@@ -141,9 +141,15 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
             found |= {(name, t, True, str(label)) for label, t in pairs}
     specs = getattr(builder, "nodes", {})
     found |= deferred_edges(found, {n for n, spec in specs.items() if getattr(spec, "defer", 0)})
+    starts, written = channel_edges(graph)  # the low-level API's nodes (builder.py)
+    found |= written
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
                                     node_metadata(graph, builder, name))
                      for name, node in graph.nodes.items()})
+    if starts:  # no START node: the input's channels start these
+        drawing.nodes[START] = DrawNode(START, START, START)
+        for name in starts:
+            drawing.add_edge(START, name)
     for source, target, conditional, label in sorted(found, key=lambda e: (*e[:3], e[3] or "")):
         drawing.add_edge(source, target, None if label == target else label, conditional)
     # a node nothing leaves ends the run (so edges to END are drawn last, as in LangGraph)
@@ -151,7 +157,7 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
     for name in termini:
         drawing.add_edge(name, END)
     # a graph that loops for ever: LangGraph ends it after the last node of its 250-step dry run
-    last = last_step(found)
+    last = last_step(found, starts or [START])
     if not termini and len(last) == 1 and all(t != END for _, t, _, _ in found):
         drawing.add_edge(last.pop(), END, None, True)
     if xray:
@@ -162,6 +168,25 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
                 if len(sub.nodes) > 1 and sub.first_node() and sub.last_node():
                     drawing.put_inside(name, sub)
     return drawing
+
+
+def channel_edges(graph: Any) -> tuple[list[str], set]:
+    """Edges of nodes that write channels (the low-level API): the nodes the input starts, and
+    from each node to the nodes its writes trigger."""
+    from lgcheckpoint.pregel.builder import ChannelWriteEntry, PregelNode
+
+    lowlevel = {n: node for n, node in graph.nodes.items() if isinstance(node, PregelNode)}
+    if not lowlevel or START in graph.nodes:
+        return [], set()
+    inputs = graph.input_channels
+    starts = sorted({n for chan in ([inputs] if isinstance(inputs, str) else inputs)
+                     for n in graph.trigger_to_nodes.get(chan, ())})
+    found = set()
+    for name, node in lowlevel.items():
+        written = {w.channel for w in node.writers if isinstance(w, ChannelWriteEntry)}
+        found |= {(name, n, False, None) for chan in written
+                  for n in graph.trigger_to_nodes.get(chan, ())}
+    return starts, found
 
 
 def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
@@ -185,9 +210,10 @@ def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
     return edges
 
 
-def last_step(found: set, limit: int = 250) -> set:
-    """The nodes running in the last step of a dry run that follows every edge from START."""
-    tasks: set = {START}
+def last_step(found: set, first: list[str], limit: int = 250) -> set:
+    """The nodes running in the last step of a dry run that follows every edge from the
+    first step's nodes (START's)."""
+    tasks: set = set(first)
     last: set = set()
     for _ in range(limit + 1):
         if not tasks:
@@ -197,9 +223,12 @@ def last_step(found: set, limit: int = 250) -> set:
 
 
 def node_metadata(graph: Any, builder: Any, name: str) -> dict | None:
-    """What LangGraph shows under a node's name: deferred, interrupted before / after."""
+    """What LangGraph shows under a node's name: its metadata, deferred, interrupted before /
+    after."""
     spec = getattr(builder, "nodes", {}).get(name)
-    meta: dict = {"defer": True} if getattr(spec, "defer", False) else {}
+    meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)
+    if getattr(spec, "defer", False):
+        meta["defer"] = True
     before, after = (() if nodes == "*" else nodes for nodes in (
         graph.interrupt_before_nodes, graph.interrupt_after_nodes))
     when = [w for w, nodes in (("before", before), ("after", after)) if name in nodes]
