@@ -164,3 +164,34 @@ def test_closing_astream_cancels_the_running_task_and_keeps_the_finished_ones_wr
     assert cancelled == [True]
     state = graph.get_state(THREAD)
     assert state.values == {"log": ["fast"]} and state.next == ("slow",)
+
+
+def test_closing_an_entrypoints_astream_cancels_its_running_call():
+    cancelled = []
+
+    @task
+    async def fast() -> str:
+        return "fast"
+
+    @task
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(PATIENCE)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "slow"
+
+    @entrypoint(checkpointer=InMemorySaver())
+    async def main(inputs: dict) -> list:
+        return list(await asyncio.gather(fast(), slow()))
+
+    async def first_chunk():
+        async with aclosing(main.astream({}, THREAD)) as chunks:
+            async for chunk in chunks:
+                return chunk
+
+    assert asyncio.run(first_chunk()) == {"fast": "fast"}
+    assert cancelled == [True]
+    (entry,) = main.get_state(THREAD).tasks  # the entrypoint's task, saved as cancelled
+    assert "CancelledError" in repr(entry.error)  # as saved (the serializer keeps its repr)

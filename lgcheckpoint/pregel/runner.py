@@ -328,6 +328,9 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
         try:
             await arun_task(tasks[0], graph)
             tasks = ended(tasks[0], None)
+        except asyncio.CancelledError:  # the caller closed the stream (live.py)
+            commit(tasks[0], asyncio.CancelledError())  # saved as cancelled, as LangGraph does
+            raise
         except Exception as exc:
             tasks = ended(tasks[0], exc)
     gate = gated(asyncio.Semaphore, tasks)

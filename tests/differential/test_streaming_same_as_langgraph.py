@@ -165,6 +165,37 @@ def closing_a_sync_stream_lets_the_step_finish(lib: Run):
     lib.get_state(graph, thread(1))
 
 
+@scenario
+def closing_an_entrypoints_astream_cancels_its_calls(lib: Run):
+    """An entrypoint awaits a fast and a slow @task; the caller stops after the fast one's
+    chunk: the slow call is cancelled, and the saver keeps what LangGraph keeps."""
+    @lib.task
+    async def fast() -> str:
+        return "fast"
+
+    @lib.task
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(PATIENCE)
+        except asyncio.CancelledError:
+            lib.note("slow cancelled", True)
+            raise
+        return "slow"
+
+    @lib.entrypoint(checkpointer=lib.saver())
+    async def main(inputs: dict) -> list:
+        return list(await asyncio.gather(fast(), slow()))
+
+    async def read() -> None:
+        async with aclosing(main.astream({}, thread(1))) as chunks:
+            async for chunk in chunks:
+                lib.note("chunk", chunk)
+                break
+
+    lib.attempt("astream", lambda: lib.run_async(read()))
+    lib.get_state(main, thread(1))
+
+
 @pytest.mark.parametrize("name", list(CAUSES))
 def test_same_as_langgraph(name):
     assert_same(name, record(CAUSES[name], LANGGRAPH), record(CAUSES[name], OURS))
