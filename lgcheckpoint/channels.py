@@ -27,6 +27,7 @@ class Channel:
     key = ""
     forgets = False  # True: a step that writes nothing to me may clear me (update([]) matters)
     saved = True  # False: neither its value nor writes to it are ever stored (UntrackedValue)
+    get_builds_value = False  # True: get() returns a new value each call (pregel/view.py)
 
     @property
     def ValueType(self) -> Any:  # LangGraph's name, for code that introspects channels
@@ -256,6 +257,8 @@ class DeltaChannel(Channel):
 
 class Topic(Channel):
     """A list of values written in the last step (or all steps if accumulate); Send packets."""
+
+    get_builds_value = True  # each read gets its own list: a reader's append stays its own
 
     def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
         self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []

@@ -445,3 +445,45 @@ def test_max_concurrency_limits_async_tasks_too():
     assert sorted(out["log"]) == list(range(12)) and gauge.most == 2
     with pytest.raises(ValueError, match="max_concurrency must be a positive int"):
         asyncio.run(fan_out_graph(work).ainvoke({"x": 0, "log": []}, {"max_concurrency": 0}))
+
+
+# --- the state view (pregel/view.py): reads of the whole state as one dict copy -------------------
+from lgcheckpoint.channels import EphemeralValue, LastValue, Topic  # noqa: E402
+from lgcheckpoint.pregel.algo import InputWrites, apply_writes, read_state  # noqa: E402
+from lgcheckpoint.pregel.view import StateView  # noqa: E402
+
+
+def view_channels() -> dict:
+    return {"a": LastValue(int, key="a"), "b": EphemeralValue(int, key="b"),
+            "t": Topic(int, accumulate=True, key="t")}
+
+
+def test_state_view_follows_apply_writes():
+    """After each step the view reads what the channels hold, in key order, each read new."""
+    channels = view_channels()
+    keys = ["a", "b", "t"]
+    view = StateView(channels, [keys])
+    checkpoint = {"channel_versions": {}, "versions_seen": {}}
+    assert view.read(keys) == {}
+
+    def step(writes, triggers=("x",)):
+        task = InputWrites(writes)._replace(triggers=triggers)
+        apply_writes(checkpoint, channels, [task], lambda v, _: (v or 0) + 1, {}, view=view)
+        assert list(view.read(keys).items()) == list(read_state(channels, keys).items())
+
+    step([("t", 1)], triggers=())
+    step([("b", 2), ("a", 1)])  # "a" appears after "t": still listed first
+    step([("t", 3)])  # the ephemeral "b" is cleared
+    first = view.read(keys)
+    first["a"] = 99
+    first["t"].append(4)  # a Topic's list is the reader's own
+    assert view.read(keys) == {"a": 1, "t": [1, 3]}
+
+
+def test_state_view_reads_unregistered_keys_from_the_channels():
+    channels = view_channels()
+    view = StateView(channels, [])
+    apply_writes({"channel_versions": {}, "versions_seen": {}}, channels,
+                 [InputWrites([("a", 5)])], lambda v, _: (v or 0) + 1, {}, view=view)
+    assert view.read(["a", "b"]) == {"a": 5}
+    assert view.read("a") == 5

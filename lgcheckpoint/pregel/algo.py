@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from xxhash import xxh3_128_hexdigest
 
@@ -25,6 +25,9 @@ from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.types import Send, interrupt_id
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel.view import StateView
 
 GetNextVersion = Callable[[Any, None], Any]
 logger = logging.getLogger(__name__)
@@ -114,12 +117,14 @@ def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> An
 def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite],
                        nodes: Mapping[str, Node], channels: Mapping[str, Channel],
                        config: dict, step: int, *, trigger_to_nodes: Mapping[str, list[str]],
-                       updated_channels: set[str] | None, stop: int | None = None
-                       ) -> dict[str, Task]:
-    """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL)."""
+                       updated_channels: set[str] | None, stop: int | None = None,
+                       view: StateView | None = None) -> dict[str, Task]:
+    """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL).
+
+    ``view`` (the loop's, pregel/view.py) reads the state in one copy instead of key by key."""
     tasks: list[Task] = []
     here = Step(checkpoint, pending_writes, channels, config, step,
-                step + 1 if stop is None else stop)
+                step + 1 if stop is None else stop, view)
     null = null_version(checkpoint["channel_versions"])
     # PUSH tasks: one per Send packet waiting in __pregel_tasks (False: LangGraph's "not a call")
     if TASKS in channels and channels[TASKS].is_available():  # an entrypoint has no Sends
@@ -142,7 +147,7 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
         if isinstance(node.reads, str) and not channels[node.reads].is_available():
             continue  # a node reading one channel waits until it holds a value (None counts)
         triggers = tuple(sorted(node.triggers))
-        value = read_state(channels, node.reads)
+        value = read_state(channels, node.reads) if view is None else view.read(node.reads)
         if node.managed:  # computed for this step, never stored (managed.py)
             value.update(read_managed(node.managed, here))
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
@@ -160,6 +165,7 @@ class Step(NamedTuple):
     config: dict  # the run's config
     step: int
     stop: int  # the step the run stops at (recursion limit): managed values read it
+    view: StateView | None = None  # the channels' values kept as dicts (pregel/view.py)
 
 
 def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
@@ -172,7 +178,7 @@ def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
     scratchpad = make_scratchpad(here.pending_writes, tid, task_ns, here.config)
     scratchpad.step, scratchpad.stop = here.step, here.stop
     task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
-    task.local_read = lambda select: local_read(here.channels, task.writes, select)
+    task.local_read = lambda select: local_read(here.channels, task.writes, select, here.view)
     return task
 
 
@@ -195,21 +201,25 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
-               select: Sequence[str] | str) -> Any:
+               select: Sequence[str] | str, view: StateView | None = None) -> Any:
     """State for a conditional edge: the step's state plus this task's own writes."""
     if isinstance(select, str):  # a single-value state: the value itself
         return local_read(channels, writes, [select]).get(select)
-    mine: dict[str, list] = defaultdict(list)  # grouped once: a wide state is read in O(width)
+    mine: dict[str, list] = defaultdict(list)  # grouped once: the state is read once
     for chan, value in writes:
-        mine[chan].append(value)
-    values = {}
-    for key in select:
-        chan = channels[key]
-        if key in mine:
-            chan = chan.copy()  # the step's channel stays as it is
-            chan.update(mine[key])
+        if chan in select:
+            mine[chan].append(value)
+    values = read_state(channels, select) if view is None else view.read(select)
+    appears = any(key not in values for key in mine)
+    for key, written in mine.items():
+        chan = channels[key].copy()  # the step's channel stays as it is
+        chan.update(written)
         if chan.is_available():
             values[key] = chan.get()
+        else:
+            values.pop(key, None)
+    if appears:  # a key's first value: keep the keys in their order
+        values = {k: values[k] for k in select if k in values}
     return values
 
 
@@ -227,11 +237,13 @@ def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> Non
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
                  trigger_to_nodes: Mapping[str, Sequence[str]],
-                 forgetful: Iterable[str] | None = None) -> set[str]:
+                 forgetful: Iterable[str] | None = None, view: StateView | None = None
+                 ) -> set[str]:
     """Land a step's writes in the channels; bump versions; record what each task saw.
 
     ``forgetful`` names the channels a step without writes may clear (see Channel.forgets);
     the loop passes them so a step costs the same however many other channels the state has.
+    ``view`` (pregel/view.py) hears of each channel that changed, and of no other.
     """
     tasks = sorted(tasks, key=lambda t: task_path_str(t.path[:3]))
     bump_step = any(t.triggers for t in tasks)  # False for input-only writes
@@ -243,8 +255,11 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
         max(versions.values()) if versions else None, None)
     # triggers that were read are consumed (barriers reset, deferred values clear)
     for chan in {c for t in tasks for c in t.triggers if c not in RESERVED and c in channels}:
-        if channels[chan].consume() and next_version is not None:
-            versions[chan] = next_version
+        if channels[chan].consume():
+            if view is not None:
+                view.refresh(chan)
+            if next_version is not None:
+                versions[chan] = next_version
     # group writes by channel, in task order, and apply them
     by_channel: dict[str, list] = defaultdict(list)
     for task in tasks:
@@ -258,6 +273,8 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
 
     def changed(chan: str) -> None:
         """The channel takes the step's version; holding a value, it may trigger nodes."""
+        if view is not None:
+            view.refresh(chan)
         if next_version is not None:
             versions[chan] = next_version
             if channels[chan].is_available():

@@ -24,7 +24,7 @@ from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateEr
 from lgcheckpoint.pregel import caching, handlers
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks, read_state,
+    InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
@@ -35,6 +35,7 @@ from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
+from lgcheckpoint.pregel.view import StateView, key_lists
 from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ class PregelLoop:
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
         self.forgetful = [k for k, chan in self.channels.items() if chan.forgets]
+        self.view = StateView(self.channels, key_lists(self.graph, self.spec.output_keys))
         self.step = self.metadata["step"] + 1
         self.stop = self.step + self.spec.config["recursion_limit"] + 1
         self.previous_versions = dict(self.checkpoint["channel_versions"])
@@ -273,11 +275,11 @@ class PregelLoop:
         return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=updated_channels, stop=self.stop)
+            updated_channels=updated_channels, stop=self.stop, view=self.view)
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
-                            self.graph.trigger_to_nodes, self.forgetful)
+                            self.graph.trigger_to_nodes, self.forgetful, self.view)
 
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
@@ -310,7 +312,7 @@ class PregelLoop:
     def here(self) -> Step:
         """Where a task made during the step (an error handler's) runs: this step."""
         return Step(self.checkpoint, self.pending_writes, self.channels, self.spec.config,
-                    self.step, self.stop)
+                    self.step, self.stop, self.view)
 
     def put_writes(self, task_id: str, writes: list, cached: bool = False) -> None:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""
@@ -447,7 +449,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return read_state(self.channels, self.spec.output_keys)
+        return self.view.read(self.spec.output_keys)
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:

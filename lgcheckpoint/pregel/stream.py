@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN
-from lgcheckpoint.pregel.algo import key_list, read_state
+from lgcheckpoint.pregel.algo import key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
 
@@ -136,7 +136,7 @@ def checkpoint_payload(loop: Any) -> dict:
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
         "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
                                                            loop.metadata)),
-        "values": read_state(loop.channels, loop.graph.stream_channels),
+        "values": loop.view.read(loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
         "tasks": task_list,

@@ -506,3 +506,45 @@ def overwrite_after_a_json_round_trip(lib: Run):
     g.add_edge("a", "b")
     graph = g.compile(checkpointer=lib.saver())
     lib.invoke(graph, {"trail": ["start"]}, thread())
+
+
+class LateKeys(TypedDict, total=False):
+    """A state whose first key gets its first value only after the later ones."""
+
+    late: str
+    n: int
+    tag: str
+
+
+@scenario
+def node_mutates_its_input(lib: Run):
+    """A node that changes its input dict changes no state: the next read is the channels'.
+    (lgcheckpoint reads the state from dicts a step refreshes, pregel/view.py.)"""
+
+    def a(state):
+        lib.note("a sees", list(state.items()))
+        state["n"] = 99  # neither reaches the state
+        state.pop("tag", None)
+        return {"n": 1}
+
+    def b(state):
+        lib.note("b sees", list(state.items()))
+        state.clear()
+        return {"late": "b"}
+
+    def route(state):
+        lib.note("edge sees", sorted(state.items()))  # LangGraph lists written keys first
+        state["n"] = -1
+        return "b"
+
+    g = lib.StateGraph(LateKeys)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(lib.START, "a")
+    g.add_conditional_edges("a", route, ["b"])
+    g.add_edge("b", lib.END)
+    graph = g.compile(checkpointer=lib.saver())
+    # "late" appears only in the last step: the values chunks keep the schema's key order
+    chunks = lib.stream(graph, {"n": 0, "tag": "x"}, thread(), stream_mode="values")
+    lib.note("chunk keys", [list(chunk) for chunk in chunks])
+    lib.get_state(graph, thread())
