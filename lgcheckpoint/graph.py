@@ -70,6 +70,7 @@ def declares_keys(schema: type) -> bool:
 
 def channel_for(name: str, typ: Any) -> Channel:
     """Annotated[T, reducer] folds writes with the reducer; anything else keeps the last value."""
+    typ = unwrap_required(typ)  # Required[Annotated[dict, or_]]: the wrapper only marks the key
     for meta in reversed(getattr(typ, "__metadata__", ())):
         if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
             # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
@@ -152,6 +153,7 @@ class NodeDefaults:
 class BranchSpec(NamedTuple):
     path: Callable
     path_map: dict[Any, str] | None
+    input_schema: Any = None  # `def route(state: Sub)`: it reads Sub's keys, not its node's
 
 
 class StateGraph:
@@ -291,7 +293,8 @@ class StateGraph:
         return specs
 
     def _inferred_input_schema(self, action: Callable) -> Any:
-        """A node annotated `def f(state: Sub)` reads only Sub's keys, as in LangGraph."""
+        """A node (or conditional edge) annotated `def f(state: Sub)` reads only Sub's keys, as
+        in LangGraph."""
         try:
             fn = action if inspect.isfunction(action) or inspect.ismethod(action) else (
                 action.__call__)
@@ -329,7 +332,11 @@ class StateGraph:
             path_map = {p: p for p in path_map}
         elif path_map is None and (targets := literal_targets(path)):
             path_map = {t: t for t in targets}
-        branches[name] = BranchSpec(path, dict(path_map) if path_map is not None else None)
+        input_schema = self._inferred_input_schema(path)
+        if input_schema is not None:
+            self._add_schema(input_schema)
+        branches[name] = BranchSpec(path, dict(path_map) if path_map is not None else None,
+                                    input_schema)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable | tuple[str, Callable]]) -> StateGraph:
@@ -420,11 +427,14 @@ class StateGraph:
                 for start in starts:
                     nodes[start].joins.append(chan_name)
         for start, branches in self.branches.items():
-            schema = self.nodes[start].input_schema if start in self.nodes else self.state_schema
-            reads, managed = self._reads(schema)
+            node_schema = self.nodes[start].input_schema if start in self.nodes else (
+                self.state_schema)
             for spec in branches.values():
-                nodes[start].branches.append(
-                    Branch(spec.path, spec.path_map, reads, mapper_for(schema), managed))
+                schema = spec.input_schema or node_schema
+                reads, managed = self._reads(schema)
+                nodes[start].branches.append(Branch(
+                    spec.path, spec.path_map, reads, mapper_for(schema), managed,
+                    sees_update=spec.input_schema is None))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
         compiled = CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,

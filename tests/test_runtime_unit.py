@@ -447,6 +447,25 @@ def test_max_concurrency_limits_async_tasks_too():
         asyncio.run(fan_out_graph(work).ainvoke({"x": 0, "log": []}, {"max_concurrency": 0}))
 
 
+# --- a Command(graph=PARENT) finds the graph it is meant for --------------------------------
+from lgcheckpoint.pregel.runner import names_of, parent_ns  # noqa: E402
+
+
+@pytest.mark.parametrize("ns, parent", [
+    ("a:1", ""),
+    ("a:1|b:2", "a:1"),
+    ("a:1|1|b:2", "a:1"),  # b ran in the second graph that task a invoked
+    ("a:1|2|b:2|c:3", "a:1|2|b:2"),  # a numeric part inside the path is kept
+    ("a:1|b:2|3", "a:1"),
+])
+def test_the_parent_namespace_skips_numeric_parts(ns, parent):
+    assert parent_ns(ns) == parent
+
+
+def test_a_namespace_by_names_drops_task_ids_and_numeric_parts():
+    assert names_of("a:1|1|b:2") == "a|b"
+
+
 # --- the state view (pregel/view.py): reads of the whole state as one dict copy -------------------
 from lgcheckpoint.channels import EphemeralValue, LastValue, Topic  # noqa: E402
 from lgcheckpoint.pregel.algo import InputWrites, apply_writes, read_state  # noqa: E402

@@ -306,3 +306,53 @@ def test_replay_from_an_old_checkpoint_is_a_new_branch(full):
     assert '  c1 -> c2 [style=dashed, label="branch 1"];' in dot
     assert '  c2 -> c3 [style=dashed, label="branch 2"];' in dot
     assert 'c7 [label="c7  step 1  fork' in dot and f'fillcolor="{palette.VIOLET}"' in dot
+
+
+def handled_graph(rt, saver, crash: list):
+    """`bad` always fails; its error handler crashes while `crash` is non-empty, then routes on."""
+    from typing_extensions import TypedDict
+
+    class Log(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def bad(state):
+        raise ConnectionError("down")
+
+    def handler(state):
+        if crash:
+            raise RuntimeError(crash.pop())
+        return rt.Command(update={"log": ["handled"]}, goto="after")
+
+    g = rt.StateGraph(Log)
+    g.add_node("bad", bad, error_handler=handler)
+    g.add_node("after", lambda s: {"log": ["after"]})
+    g.add_edge(rt.START, "bad")
+    g.add_edge("after", rt.END)
+    return g.compile(checkpointer=saver)
+
+
+@pytest.mark.lesson("10_failures")
+def test_a_handled_error_names_its_source_and_its_handler(saver_for):
+    """__error_source_node__ is not a channel write: the viewers say the error was handled, and
+    the handler's task (its id derives from the failed task's) is named after the handler."""
+    rt, saver = saver_for
+    app = handled_graph(rt, saver, crash=["handler crashed"])
+    config = {"configurable": {"thread_id": f"handled-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises(RuntimeError):
+        app.invoke({"log": []}, config)
+    head = load_history(app, config).head
+    failed, = [t for t in head.tasks if t.name == "bad"]
+    assert failed.error_source == "bad" and failed.regular == [] and len(failed.errors) == 1
+    assert [t.name for t in head.tasks] == ["__error_handler__bad", "bad"]
+    assert head.waiting == ["bad"]  # as get_state's next: the step has not finished
+    lineage = LineageGraph(app, config)
+    assert "ERROR in bad (handled): " in lineage.dot
+    assert "HANDLED, __error_source_node__ = 'bad'" in lineage.details(head.key)
+    assert app.invoke(None, config) == {"log": ["handled", "after"]}
+    player = SuperStepPlayer(app, config)
+    index = len(player.frames) - 2  # the step the handler finished
+    frame = player.frames[index]
+    assert frame.ran == ["__error_handler__bad", "bad"] and frame.handled == ["bad"]
+    assert "  bad failed: its error went to its handler" in player.frame_text(index)
+    assert [(t, c) for t, c, _ in frame.writes] == [("__error_handler__bad", "log"),
+                                                    ("__error_handler__bad", "branch:to:after")]

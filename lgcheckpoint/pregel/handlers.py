@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from lgcheckpoint.constants import ERROR, ERROR_SOURCE_NODE, PUSH
+from lgcheckpoint.constants import CONF, ERROR, ERROR_SOURCE_NODE, PUSH
 from lgcheckpoint.errors import GraphInterrupt, NodeError, ParentCommand
 from lgcheckpoint.pregel.algo import Step, Task, make_task
 from lgcheckpoint.pregel.node import Node
@@ -37,8 +37,10 @@ def handler_task(failed: Task, error: BaseException, nodes: Mapping[str, Node],
     name = failed.node.error_handler
     if name is None or isinstance(error, (GraphInterrupt, ParentCommand)):
         return None
-    # a PUSH-like task whose id derives from the failed task's: a resume finds the same id
-    task = make_task(here._replace(config=failed.config), nodes[name], failed.input,
+    # a PUSH-like task whose id derives from the failed task's: a resume finds the same id.
+    # Its namespace nests under the failed task's ("n:<id>|__error_handler__n"), as LangGraph's
+    config = {**failed.config, CONF: {**failed.config[CONF], "checkpoint_ns": failed.ns}}
+    task = make_task(here._replace(config=config), nodes[name], failed.input,
                      (*failed.path[:3], HANDLER_PATH, False), (PUSH,),
                      (PUSH, HANDLER_PATH, failed.id))
     task.error = NodeError(failed.name, error)

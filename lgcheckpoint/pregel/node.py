@@ -41,6 +41,8 @@ class Branch:
     reads: list[str]  # state keys the path function sees
     mapper: Callable | None  # dict -> schema object (dataclass / pydantic)
     managed: dict[str, Any] = field(default_factory=dict)  # managed values it sees (managed.py)
+    # no schema of its own: a dict state also shows the keys the node returned (LangGraph)
+    sees_update: bool = True
 
     def __post_init__(self) -> None:
         self.injects = ("config",) if accepts(self.path, "config") else ()

@@ -91,23 +91,25 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_state(b, task), b.injects))
+    return [(b, call_user(task, b.path, branch_state(b, task, result), b.injects))
             for b in task.node.branches]
 
 
-def branch_state(branch: Any, task: Task) -> Any:
+def branch_state(branch: Any, task: Task, result: Any) -> Any:
     """What a conditional edge reads: the state with the task's writes, and managed values."""
     state = task.local_read(branch.reads)
     if branch.managed:
         state.update(read_managed(branch.managed, task.scratchpad))
-    return branch_input(branch, state, task.input)
+    return branch_input(branch, state, result)
 
 
-def branch_input(branch: Any, state: dict, node_input: Any) -> Any:
-    """A conditional edge sees the state including this task's own writes."""
+def branch_input(branch: Any, state: dict, returned: Any) -> Any:
+    """A conditional edge sees the state including this task's own writes; without a schema of
+    its own, also the keys of the dict its node returned (even keys the state does not have)."""
     if branch.mapper is not None:
         return branch.mapper(state)
-    return {**node_input, **state} if isinstance(node_input, dict) else state
+    passthrough = branch.sees_update and isinstance(returned, dict)
+    return {**returned, **state} if passthrough else state
 
 
 def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
@@ -152,12 +154,29 @@ def retries_on(retry_on: Any, exc: Exception) -> bool:
 def command_for(task: Task, exc: ParentCommand) -> Command:
     """A Command(graph=...) bubbling up from a subgraph: this task's to apply, else re-raised."""
     cmd = exc.command
-    if cmd.graph in (task.ns, task.ns.split(NS_END)[0], task.name):
+    if cmd.graph in (task.ns, names_of(task.ns), task.name):
         return cmd
     if cmd.graph == Command.PARENT:  # address it to the graph that runs this task
-        exc.command = replace(cmd, graph=NS_SEP.join(task.ns.split(NS_SEP)[:-1]))
+        exc.command = replace(cmd, graph=parent_ns(task.ns))
         exc.args = (exc.command,)
     raise exc
+
+
+def names_of(ns: str) -> str:
+    """"a:<id>|1|b:<id>" -> "a|b": a namespace by node names only."""
+    return NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP) if not p.isdigit())
+
+
+def parent_ns(ns: str) -> str:
+    """The namespace of the task whose graph runs the task `ns`. A numeric part ("a:<id>|1|b:<id>":
+    the second graph that task a invoked) tells calls apart; it is no level of its own."""
+    parts = ns.split(NS_SEP)
+    while parts and parts[-1].isdigit():
+        parts.pop()
+    parts = parts[:-1]  # the task's own part
+    while parts and parts[-1].isdigit():
+        parts.pop()
+    return NS_SEP.join(parts)
 
 
 def run_task(task: Task, graph: Any) -> None:

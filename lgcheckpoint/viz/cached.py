@@ -15,7 +15,7 @@ from typing import Any
 from xxhash import xxh3_128_hexdigest
 
 CACHE_NS_WRITES = "__pregel_ns_writes"
-SPECIAL = ("__error__", "__interrupt__", "__resume__", "__scheduled__")
+SPECIAL = ("__error__", "__interrupt__", "__resume__", "__scheduled__", "__error_source_node__")
 
 
 def function_of(node: Any) -> Any:

@@ -18,15 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from lgcheckpoint.pregel import algo  # task_id, task_path_str: recompute @task call ids
+from lgcheckpoint.pregel.handlers import DEFAULT_HANDLER, HANDLER_PATH, HANDLER_PREFIX
 from lgcheckpoint.viz.cached import mark_cached
 from lgcheckpoint.viz.deltas import is_snapshot, mark_deltas
 
 # special channel names, the same strings LangGraph and lgcheckpoint.checkpoint.base use
 ERROR, INTERRUPT, RESUME, SCHEDULED = "__error__", "__interrupt__", "__resume__", "__scheduled__"
+ERROR_SOURCE = "__error_source_node__"  # beside a handled __error__: the node that failed
 TASKS = "__pregel_tasks"  # Send packets waiting to run as PUSH tasks
 RETURN = "__return__"  # what a @task call returned (functional API)
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # writes that belong to no task (resume map)
-WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled"}
+WRITE_KINDS = {ERROR: "error", INTERRUPT: "interrupt", RESUME: "resume", SCHEDULED: "scheduled",
+               ERROR_SOURCE: "handled"}
 # a viewer reads the newest checkpoints only: a foreign thread may hold 100,000 of them
 VIEW_LIMIT = 500
 
@@ -49,6 +52,7 @@ class TaskWrites(NamedTuple):
     interrupts: list[Any]  # Interrupt objects (duck-typed: .value, .id)
     resumes: list[Any]
     cached: bool = False  # its writes are the node cache's entry for its input (cached.py)
+    error_source: str | None = None  # it failed and its node's error handler took the error
 
 
 @dataclass
@@ -288,6 +292,8 @@ def group_writes(pending: list[tuple[str, str, Any]]) -> list[TaskWrites]:
             tw.interrupts.extend(value if isinstance(value, (list, tuple)) else [value])
         elif kind == "resume":
             tw.resumes.append(value)
+        elif kind == "handled":  # not state: says the task's error went to its node's handler
+            grouped[task_id] = tw._replace(error_source=value)
         elif kind is None:
             tw.regular.append((channel, value))
     return list(grouped.values())
@@ -386,11 +392,14 @@ def name_tasks(steps: list[Step], tuples: list[Any], graph: Any) -> None:
         candidates = set(s.triggered) | set(s.sends)
         names = names_from_graph(graph, t.config) if len(candidates) > 1 else {}
         calls = call_names(s, called, len(s.tasks))
+        handlers = handler_names(s)
         for i, tw in enumerate(s.tasks):
             if tw.task_id == NULL_TASK_ID:
                 name = "(no task)"
             elif tw.task_id in calls:
                 name = calls[tw.task_id]
+            elif tw.task_id in handlers:
+                name = handlers[tw.task_id]
             elif any(c == RETURN for c, _ in tw.regular):  # a call no later checkpoint names
                 name = "@task call"
             elif len(candidates) == 1:  # one node could have run (maybe as several Sends)
@@ -419,6 +428,17 @@ def call_names(step: Step, called: set[str], count: int) -> dict[str, str]:
                     ns = f"{caller}:{tw.task_id}|{name}"
                     out[algo.task_id(step.checkpoint_id, ns, str(step.step + 1), name,
                                 "__pregel_push", path, str(n))] = name
+    return out
+
+
+def handler_names(step: Step) -> dict[str, str]:
+    """task_id -> handler node name: a handler's id hashes the id of the task that failed."""
+    out, parent = {}, f"{step.ns}|" if step.ns else ""
+    for tw in (t for t in step.tasks if t.error_source is not None):
+        for handler in (HANDLER_PREFIX + str(tw.error_source), DEFAULT_HANDLER):
+            ns = f"{parent}{tw.error_source}:{tw.task_id}|{handler}"  # nested under the failed
+            out[algo.task_id(step.checkpoint_id, ns, str(step.step + 1), handler,
+                             "__pregel_push", HANDLER_PATH, tw.task_id)] = handler
     return out
 
 

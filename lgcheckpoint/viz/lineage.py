@@ -12,7 +12,9 @@ import html
 import textwrap
 from typing import Any
 
-from lgcheckpoint.viz.history import RETURN, VIEW_LIMIT, History, Step, load_history, short
+from lgcheckpoint.viz.history import (
+    ERROR_SOURCE, RETURN, VIEW_LIMIT, History, Step, load_history, short,
+)
 from lgcheckpoint.viz.palette import (
     SOURCE_FILLS,
     STRONG_BLUE,
@@ -59,8 +61,9 @@ def step_label(step: Step, max_channels: int = 4) -> str:
         if tw.interrupts:
             lines.append(f"INTERRUPT in {tw.name}")
         if tw.errors:  # a task that failed and later succeeded keeps its error write
-            retried = " (retried ok)" if tw.regular else ""
-            lines.append(f"ERROR in {tw.name}{retried}: {error_text(tw.errors[0])}")
+            handled = tw.error_source is not None
+            how = " (handled)" if handled else " (retried ok)" if tw.regular else ""
+            lines.append(f"ERROR in {tw.name}{how}: {error_text(tw.errors[0])}")
     return "\n".join(lines)
 
 
@@ -148,6 +151,8 @@ def describe(step: Step) -> str:
     for tw in step.tasks:
         parts = [f"{c}={short(v)}" for c, v in tw.regular]
         parts += [f"ERROR {short(e)}" for e in tw.errors]
+        if tw.error_source is not None:  # the error went to a handler: name the node it came from
+            parts.append(f"HANDLED, {ERROR_SOURCE} = {tw.error_source!r}")
         parts += [f"INTERRUPT {short(i)}" for i in tw.interrupts]
         parts += [f"RESUME {short(r)}" for r in tw.resumes]
         out.append(f"task {tw.name}{' (cached)' if tw.cached else ''}: " + "; ".join(parts))

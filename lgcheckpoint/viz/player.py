@@ -26,6 +26,7 @@ class Frame(NamedTuple):
     writes: list[tuple[str, str, Any]]  # (task, channel, value)
     moved: list[tuple[str, int, int]]  # (channel, version before, version after)
     fired: set[tuple[str, str]]  # edges taken: (task, node it routed to)
+    handled: list[str]  # tasks that failed and handed their error to their node's error handler
 
 
 def make_frame(history: History, step: Step) -> Frame:
@@ -38,7 +39,9 @@ def make_frame(history: History, step: Step) -> Frame:
     before = parent.channel_versions if parent else {}
     moved = [(c, before.get(c, 0), step.channel_versions[c]) for c in step.channel_versions
              if before.get(c) != step.channel_versions[c]]
-    return Frame(step, [t.name for t in tasks if t.regular or t.errors], writes, moved, fired)
+    handled = [t.name for t in tasks if t.error_source is not None]
+    return Frame(step, [t.name for t in tasks if t.regular or t.errors], writes, moved, fired,
+                 handled)
 
 
 class SuperStepPlayer(DotView):
@@ -72,6 +75,7 @@ class SuperStepPlayer(DotView):
         lines = [(f"frame {index + 1}/{len(self.frames)}: {f.step.key} step {f.step.step} "
                  f"({f.step.source})"), "ran: " + (", ".join(f.ran) or "-")]
         lines += [f"  {task} wrote {channel} = {short(value)}" for task, channel, value in f.writes]
+        lines += [f"  {task} failed: its error went to its handler" for task in f.handled]
         lines.append("moved: " + (", ".join(f"{c} {a}->{b}" for c, a, b in f.moved) or "-"))
         lines.append("next: " + (", ".join(f.step.next) or "-"))
         lines += [f"  INTERRUPT {short(i)}" for i in f.step.interrupts]

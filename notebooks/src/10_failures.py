@@ -178,6 +178,109 @@ assert calls == {"flights": 1, "hotels": 2, "summary": 1}
 lineage.refresh()
 
 # %% [markdown]
+# ## When a node has an error handler
+# A node can name a handler: `add_node("hotels", hotels, error_handler=fallback)`. When the node
+# fails (after its retries), the handler runs **in the same step**, on the node's input, with a
+# `NodeError` saying who failed and how. Its return value is written like any node's; the failed
+# node's own edges are not taken, so the handler routes on with `Command(goto=...)`.
+#
+# Our handler crashes the first time, so we can see what a resume runs again.
+
+# %%
+from lgcheckpoint.errors import NodeError
+from lgcheckpoint.types import Command
+
+handled_calls = {"hotels": 0, "ask_later": 0}
+handler_crashes = True
+
+
+def hotels_api(trip):
+    handled_calls["hotels"] += 1
+    raise ConnectionError("hotel API is down")
+
+
+def ask_later(trip, error: NodeError):
+    handled_calls["ask_later"] += 1
+    print(f"handler got: node={error.node} error={error.error}")
+    if handler_crashes:
+        raise RuntimeError("handler crashed too")
+    return Command(update={"quotes": ["hotel: ask again later"]}, goto="summary")
+
+
+handled = StateGraph(Trip)
+handled.add_node("hotels", hotels_api, error_handler=ask_later)
+handled.add_node("summary", summary)
+handled.add_edge(START, "hotels")
+handled.add_edge("summary", END)
+handled_graph = handled.compile(checkpointer=saver)
+handled_cfg = {"configurable": {"thread_id": "handled"}}
+
+try:
+    handled_graph.invoke({"quotes": []}, handled_cfg)
+except RuntimeError as err:
+    print("the run failed:", err)
+print(handled_calls)
+
+# %% [markdown]
+# The lineage names both tasks of the step. `hotels` failed and its error was **handled**; the
+# handler `__error_handler__hotels` (the node `add_node` made for it) then failed too, and that
+# stopped the run: the red border. No new checkpoint: `c1` is still the head, `next` still `hotels`.
+
+# %%
+handled_lineage = LineageGraph(handled_graph, handled_cfg)
+handled_lineage
+
+# %% [markdown]
+# In the writes table, `hotels` saved its error at -1 and, beside it, `__error_source_node__` =
+# `"hotels"`: the mark "this error went to a handler". It is not a reserved slot (it is not in
+# `WRITES_IDX_MAP`): it takes the ordinary idx 1, as the task's second write. The handler's crash
+# is saved under the handler's own task.
+
+# %%
+head = handled_lineage.history.head
+handled_names = {t.task_id: t.name for t in head.tasks}  # named by the viewer: ids are random
+
+
+def handled_rows():
+    """The head checkpoint's rows of the writes table, by task name and idx."""
+    query = "SELECT task_id, idx, channel, type FROM writes WHERE checkpoint_id = ?"
+    return sorted((handled_names[task_id], idx, channel, kind)
+                  for task_id, idx, channel, kind in conn.execute(query, (head.checkpoint_id,)))
+
+
+for row in handled_rows():
+    print("{:<24} idx={:>2}  {:<22} {}".format(*row))
+print(handled_lineage.details(head.key))
+
+# %% [markdown]
+# ### Resume: the handler runs again, not the node
+# On resume, the saved `__error_source_node__` tells the loop that `hotels` already failed and was
+# handed over: `hotels` does not run again, its handler does, with the error as the saver kept it
+# (its text). This time the handler routes on to `summary`.
+
+# %%
+handler_crashes = False
+print(handled_graph.invoke(None, handled_cfg))
+print(handled_calls)
+assert handled_calls == {"hotels": 1, "ask_later": 2}
+
+# %% [markdown]
+# The handler's task now has its writes (the quote, and the route to `summary`) beside its old
+# crash: `retried ok`. `hotels`' error stays `handled`, and the run went on to `c2` and `c3`.
+
+# %%
+handled_lineage.refresh()
+
+# %% [markdown]
+# The super-step player tells the step `c1` → `c2` in words: both tasks ran, only the handler's
+# writes became changes, and `hotels` is named as the task whose error went to the handler.
+
+# %%
+from lgcheckpoint.viz import SuperStepPlayer
+
+print(SuperStepPlayer(handled_graph, handled_cfg).frame_text(2))
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]
@@ -276,14 +379,66 @@ print(kept)  # quotes: the first write is kept (idx 0); __error__: the latest re
 check_2()
 
 # %% [markdown]
+# ### Exercise 3 · One handler for every node
+# `set_node_defaults(error_handler=fn)` gives every node without its own handler the same one (the
+# node `__default_error_handler__`). Build a graph on thread `defaults_cfg` where `flights` and
+# `hotels` both run from `START` and both always raise; give it one default handler that returns
+# `{"quotes": [f"{error.node}: ask later"]}`. Run it, then store in `sources` the sorted list of the
+# `__error_source_node__` values saved on the thread, and in `defaults_out` what `invoke` returned.
+
+# %%
+defaults_cfg = {"configurable": {"thread_id": "defaults"}}
+sources, defaults_out = None, None  # your answer
+
+
+# %% [check]
+def saved_sources(cfg):
+    return sorted(v for t in saver.list(cfg) for _, c, v in t.pending_writes
+                  if c == "__error_source_node__")
+
+
+def check_3():
+    return check(lambda: sources == saved_sources(defaults_cfg) == ["flights", "hotels"]
+                 and sorted(defaults_out["quotes"]) == ["flights: ask later", "hotels: ask later"],
+                 "call set_node_defaults(error_handler=...) on the builder, run the graph on "
+                 "defaults_cfg, then collect the '__error_source_node__' pending writes")
+
+
+check_3()
+
+# %% [solution]
+def down(name):
+    def node(trip):
+        raise ConnectionError(f"{name} API is down")
+    return node
+
+
+def ask_later_for_all(trip, error: NodeError):
+    return {"quotes": [f"{error.node}: ask later"]}
+
+
+both = StateGraph(Trip)
+both.add_node("flights", down("flights"))
+both.add_node("hotels", down("hotels"))
+both.add_edge(START, "flights")
+both.add_edge(START, "hotels")
+both.set_node_defaults(error_handler=ask_later_for_all)
+defaults_out = both.compile(checkpointer=saver).invoke({"quotes": []}, defaults_cfg)
+sources = saved_sources(defaults_cfg)
+print(defaults_out, sources)  # each failed node's task marked its error; one handler took both
+check_3()
+
+# %% [markdown]
 # ## Read it in the source
 # `PregelLoop.commit` turns how a task ended into writes (its own, or `__error__`);
 # `InMemorySaver.put_writes` shows the slot rule in two lines (negative slots replace, others keep
 # the first); `reuse_pending_writes` hands finished tasks their saved writes back on resume, so they
-# do not run again.
+# do not run again. `handler_task` makes a failed task's handler task, and `resumed_handlers` runs
+# the handler (not the node) again on resume.
 
 # %%
 from lgcheckpoint.course import show_source
 
 show_source("pregel/loop.py: PregelLoop.commit", "checkpoint/memory.py: InMemorySaver.put_writes",
-            "pregel/algo.py: reuse_pending_writes")
+            "pregel/algo.py: reuse_pending_writes", "pregel/handlers.py: handler_task",
+            "pregel/handlers.py: resumed_handlers")

@@ -282,3 +282,38 @@ def per_thread_subgraph_called_twice_with_the_nodes_config(lib: Run):
 @scenario
 def subgraph_called_twice_with_the_nodes_config(lib: Run):
     two_calls_with_the_nodes_config(lib, None)
+
+
+def jumping_child(lib: Run):
+    """One node: a trail holding "jump" makes it go to the parent's `after`, else it stays."""
+
+    def hop(state: dict):
+        if "jump" in state["trail"]:
+            return lib.Command(graph=lib.Command.PARENT, goto="after", update={"trail": ["hop"]})
+        return {"trail": ["stay"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("hop", hop)
+    g.add_edge(lib.START, "hop")
+    return g.compile()
+
+
+@scenario
+def the_second_graph_a_node_calls_sends_a_command_to_the_parent(lib: Run):
+    """The second call runs under "caller:<id>|1"; its Command.PARENT still reaches the caller's
+    graph (the numeric part is no level of its own)."""
+    first, second = jumping_child(lib), jumping_child(lib)
+
+    def caller(state: dict):
+        first.invoke({"trail": ["call"]})
+        second.invoke({"trail": ["jump"]})
+        raise AssertionError("the second call jumps to `after`: this line never runs")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("caller", caller)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "caller")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.history(graph, cfg)
