@@ -14,7 +14,7 @@ one (graph.py). The cases, as in LangGraph 1.2:
 - A run stopped after n failed (a crash, or the handler's own error) resumes by running the
   handler again with the saved error; n does not run again.
 
-Next: pregel/saves.py (when a step's writes, a failure's among them, reach the saver).
+Next: pregel/live.py (how a step runs beside the caller who streams it).
 """
 
 from __future__ import annotations
