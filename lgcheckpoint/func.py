@@ -179,7 +179,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name
                       PREVIOUS: LastValue(save_type, key=PREVIOUS)},
             checkpointer=self.allowlisted(self.checkpointer, input_type, output_type, save_type),
             input_channels=START, output_channels=END, stream_channels=END, stream_mode="updates",
-            context_schema=self.context_schema,
+            stream_eager=True, context_schema=self.context_schema,
             cache=self.allowlisted(self.cache, input_type, output_type, save_type))
         # task calls without their own retry or cache policy use the entrypoint's
         graph.retry_policy, graph.cache_policy = self.retry_policy, self.cache_policy

@@ -8,7 +8,8 @@ Next: pregel/state.py.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from contextlib import aclosing, closing
+from functools import partial
 from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
@@ -18,7 +19,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, delta, draw, introspect, state, update
+from lgcheckpoint.pregel import caching, delta, draw, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
@@ -50,7 +51,7 @@ class Run(NamedTuple):
     stream_mode: Any  # as the caller gave it: one mode or a list (shapes the chunks)
     subgraphs: bool
     durability: str
-    chunks: deque
+    chunks: live.Chunks  # appended from any thread; an append wakes a waiting caller
     output_keys: list[str]
     interrupt_before: Any
     interrupt_after: Any
@@ -78,6 +79,7 @@ class Pregel:
     config: dict | None = None  # with_config(): every run's config is merged over this one
     debug: bool = False  # compile(debug=True): every run prints its updates and values
     step_timeout: float | None = None  # seconds a super-step may take, else TimeoutError
+    stream_eager: bool = False  # stream while even a lone task runs (entrypoints do: live.py)
     stream_mode: str = "values"  # stream() without a stream_mode (a StateGraph's: "updates")
     retry_policy: tuple = ()  # for nodes (and @task calls) without a retry policy of their own
     cache_policy: Any = None  # likewise, a cache policy
@@ -89,11 +91,13 @@ class Pregel:
                  context_schema: Any = None, config: dict | None = None,
                  debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
                  cache_policy: Any = None, auto_validate: bool = True,
-                 step_timeout: float | None = None, **options: Any) -> None:
+                 step_timeout: float | None = None, stream_eager: bool = False,
+                 **options: Any) -> None:
         context_schema = renamed_option(options, "config_type", "context_schema", context_schema,
                                         LangGraphDeprecatedSinceV10)
         refuse_unimplemented("Pregel", options)  # store=, trigger_to_nodes=...
         self.step_timeout = step_timeout  # pregel/runner.py enforces it
+        self.stream_eager = stream_eager
         # NodeBuilders become nodes; nodes without a policy of their own take the graph's
         self.retry_policy = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(
             retry_policy)
@@ -156,7 +160,7 @@ class Pregel:
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
                context: Any = None, **options: Any) -> Iterator[Any]:
-        """Run the graph, yielding chunks of the requested stream mode(s) after each step."""
+        """Run the graph, yielding chunks of the requested stream mode(s) as they come (live.py)."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
         durability = durability_option(options, durability)
         refuse_unimplemented("stream", options)
@@ -173,7 +177,9 @@ class Pregel:
                 yield from run.drain()
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, self.cache.get(tuple(keys)))
-                calls.step(tasks)
+                with closing(live.step(self, run, partial(calls.step, tasks), tasks)) as step:
+                    for _ in step:  # chunks reach the caller while the step runs
+                        yield from run.drain()
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit:  # the caller stopped reading: save what ran, then stop
@@ -213,7 +219,11 @@ class Pregel:
                     yield chunk
                 if self.cache is not None and (keys := caching.wanted(tasks)):
                     tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
-                await calls.step(tasks)
+                async with aclosing(live.astep(self, run, partial(calls.step, tasks),
+                                               tasks)) as step:
+                    async for _ in step:
+                        for chunk in run.drain():
+                            yield chunk
                 for chunk in run.drain():
                     yield chunk
                 await saves.end_of_step()
@@ -246,7 +256,7 @@ class Pregel:
         modes = stream_modes(stream_mode)
         return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
                    subgraphs, durability,
-                   deque(), self.stream_channels if output_keys is None else output_keys,
+                   live.Chunks(), self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
                    printed)

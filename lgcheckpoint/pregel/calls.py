@@ -201,6 +201,9 @@ class AsyncCalls(Calls):
             return next((v for c, v in task.writes if c == RETURN), None)
         try:
             await arun_task(task, self.graph)
+        except asyncio.CancelledError:  # its caller was cancelled: saved as cancelled
+            self.commit(task, asyncio.CancelledError())
+            raise
         except Exception as exc:
             return self.finish_call(task, exc)
         result = self.finish_call(task, None)

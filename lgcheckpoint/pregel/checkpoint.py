@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from lgcheckpoint.channels import MISSING, Channel
+from lgcheckpoint.checkpoint import base
 from lgcheckpoint.checkpoint.base import ChannelVersions, Checkpoint
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.constants import TASKS
@@ -23,16 +24,11 @@ LATEST_VERSION = 4
 
 
 def empty_checkpoint() -> Checkpoint:
-    """The checkpoint a brand-new thread starts from (its id carries step -2)."""
-    return Checkpoint(
-        v=LATEST_VERSION,
-        id=str(uuid6(clock_seq=-2)),
-        ts=datetime.now(timezone.utc).isoformat(),
-        channel_values={},
-        channel_versions={},
-        versions_seen={},
-        updated_channels=None,
-    )
+    """The checkpoint a brand-new thread starts from (its id carries step -2): the package's
+    empty checkpoint at v=4, where Send packets are the TASKS channel's, not "pending_sends"."""
+    checkpoint = base.empty_checkpoint()
+    del checkpoint["pending_sends"]
+    return Checkpoint(checkpoint, v=LATEST_VERSION)
 
 
 def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,

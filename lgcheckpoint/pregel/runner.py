@@ -347,6 +347,9 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
         try:
             await arun_task(tasks[0], graph)
             tasks = ended(tasks[0], None)
+        except asyncio.CancelledError:  # the caller closed the stream (live.py)
+            commit(tasks[0], asyncio.CancelledError())  # saved as cancelled, as LangGraph does
+            raise
         except Exception as exc:
             tasks = ended(tasks[0], exc)
     gate = gated(asyncio.Semaphore, tasks)
@@ -354,18 +357,26 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     while running:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        done, _ = await asyncio.wait(running, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(running, timeout=left,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller closed the stream (live.py)
+            cancel_all(running, commit)
+            raise
         if not done:  # past the step's timeout
-            for fut, task in running.items():
-                fut.cancel()
-                commit(task, asyncio.CancelledError())
+            cancel_all(running, commit)
             step_timed_out(errors, asyncio.TimeoutError)
         for fut in [f for f in running if f in done]:  # a set has no order; tasks do
             running.update((asyncio.ensure_future(gate(arun_task)(h, graph)), h)
                            for h in ended(running.pop(fut), fut.exception()))
         if running and any(map(stops_the_step, errors)):  # the others are cancelled
-            for fut, task in running.items():
-                fut.cancel()
-                commit(task, asyncio.CancelledError())
-            running = {}
+            running = cancel_all(running, commit)
     raise_step_errors(errors)
+
+
+def cancel_all(running: dict, commit: Commit) -> dict:
+    """Cancel the step's running tasks; each is saved as cancelled, as LangGraph saves it."""
+    for fut, task in running.items():
+        fut.cancel()
+        commit(task, asyncio.CancelledError())
+    return {}
