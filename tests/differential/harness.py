@@ -65,6 +65,12 @@ class Run:
                 self._saver = self._stack.enter_context(context)
         return self._saver
 
+    def allow(self, types: list[tuple[str, str]]) -> Any:
+        """The run's saver, from now on able to build ``types`` (module, name): what a user who
+        trusts them passes to ``with_allowlist``; the harness's own reads go through it too."""
+        self._saver = self.saver().with_allowlist(types)
+        return self._saver
+
     def run_async(self, coro) -> Any:
         """Run a coroutine on the run's event loop (one loop, as async savers bind to theirs)."""
         if self._loop is None:

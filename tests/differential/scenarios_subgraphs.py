@@ -317,3 +317,26 @@ def the_second_graph_a_node_calls_sends_a_command_to_the_parent(lib: Run):
     cfg = thread()
     lib.invoke(graph, {"trail": []}, cfg)
     lib.history(graph, cfg)
+
+
+@scenario
+def a_graph_a_node_calls_sends_a_command_to_the_parent(lib: Run):
+    """Command(graph=PARENT) from a graph invoked inside a node (not added as a node) makes the
+    caller's graph go where it says, with its update; the rest of the calling node never runs,
+    and the caller's own edge still fires (as for a Command the node returns)."""
+    jumper = jumping_child(lib)
+
+    def caller(state: dict):
+        jumper.invoke({"trail": ["jump"]})
+        raise AssertionError("the call jumps to `after`: this line never runs")
+
+    g = lib.StateGraph(Trail)
+    g.add_node("caller", caller)
+    g.add_node("after", visit("after", lib))
+    g.add_node("next", visit("next", lib))
+    g.add_edge(lib.START, "caller")
+    g.add_edge("caller", "next")
+    graph = g.compile(checkpointer=lib.saver())
+    cfg = thread()
+    lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    lib.history(graph, cfg)

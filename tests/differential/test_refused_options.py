@@ -6,6 +6,7 @@ An option accepted and ignored teaches a false thing; these show what LangGraph 
 
 from __future__ import annotations
 
+import asyncio
 import operator
 from typing import Annotated
 
@@ -52,3 +53,33 @@ def test_an_unknown_option_is_ignored_by_langgraph_and_refused_here():
     assert call(LANGGRAPH) == {"trail": ["a"]}
     with pytest.raises(TypeError, match="no_such_option"):
         call(OURS)
+
+
+def run_with_unknown_keyword(where: str, lib):
+    """Build or run a one-node graph with an unknown keyword at ``where``."""
+    if where == "add_node":
+        return one_node_graph(lib, no_such_option=1).compile().invoke({"trail": []})
+    graph = one_node_graph(lib).compile()
+    if where == "stream":
+        return list(graph.stream({"trail": []}, no_such_option=1))
+
+    async def chunks():
+        return [chunk async for chunk in graph.astream({"trail": []}, no_such_option=1)]
+
+    return asyncio.run(chunks())
+
+
+@pytest.mark.parametrize("where", ["add_node", "stream", "astream"])
+def test_an_unknown_keyword_runs_on_langgraph_and_is_refused_here_by_name(where):
+    """LangGraph runs the graph as if the keyword were not there; ours names it and stops."""
+    expected = {"trail": ["a"]} if where == "add_node" else [{"a": {"trail": ["a"]}}]
+    assert run_with_unknown_keyword(where, LANGGRAPH) == expected
+    with pytest.raises(TypeError, match=f"does not implement {where}[(]no_such_option="):
+        run_with_unknown_keyword(where, OURS)
+
+
+def test_an_unknown_compile_keyword_is_an_error_on_both():
+    with pytest.raises(TypeError, match="no_such_option"):
+        one_node_graph(LANGGRAPH).compile(no_such_option=1)
+    with pytest.raises(TypeError, match="no_such_option"):
+        one_node_graph(OURS).compile(no_such_option=1)
