@@ -231,6 +231,10 @@ class StateGraph:
                 node, "__name__", type(node).__name__), node
         if action is None:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
+        if not callable(action) and not isinstance(action, Pregel):  # e.g. a langchain Runnable
+            raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
+                            "callable: nodes are plain functions here (langchain Runnables are out "
+                            f"of scope); pass a function, e.g. add_node('{node}', runnable.invoke)")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
         if node in RESERVED or node.startswith("__"):  # START and END among them

@@ -268,3 +268,12 @@ def test_refused_update_saves_nothing():
     with pytest.raises(TypeError):
         graph.update_state(THREAD, {"log": 5}, as_node="a")  # list + int
     assert (len(list(saver.list(THREAD))), len(saver.get_tuple(THREAD).pending_writes)) == before
+
+
+def test_a_node_that_is_not_callable_is_refused_at_add_node():
+    class Runnable:  # shaped like a langchain Runnable: invoke(), but not callable
+        def invoke(self, state):
+            return {"n": 1}
+
+    with pytest.raises(TypeError, match=r"got a Runnable, which is not callable.*runnable\.invoke"):
+        StateGraph(TypedDict("S", {"n": int})).add_node("a", Runnable())

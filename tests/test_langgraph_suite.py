@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "langgraph_suite.py"
-FLOOR = 73.9  # pass rate (%) of the --quick subset: 91 of 123 applicable, measured 2026-12-02
+FLOOR = 100.0  # pass rate (%) of the --quick subset: 106 of 106 applicable, measured 2026-12-02
 
 
 def load_tool():

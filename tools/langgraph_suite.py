@@ -214,7 +214,8 @@ RULES = [
      "langchain messages (MessageGraph)"),
     ("private", "msg", r"KeyError: '__pregel_", "reads a LangGraph-private config key"),
     ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
-                       r"|test_algo\.py::test_prepare_next_tasks"),
+                       r"|test_algo\.py::test_prepare_next_tasks"
+                       r"|test_delta_channel_to_plain\.py::test_plain_reducer_replays_"),
      "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
     ("deliberate", "msg", r"does not implement stream_mode='messages'",
      "stream_mode='messages' (LangChain chat-model tokens) is refused by name, not ignored"),
