@@ -165,13 +165,16 @@ def test_heartbeat_refreshes_the_idle_clock_but_not_the_run_clock():
     assert caught.value.kind == "run"
 
 
+async def chatty(state):
+    """Writes a custom chunk every TICK, five times: progress, if custom output counts as such."""
+    write = get_stream_writer()
+    for i in range(5):
+        await asyncio.sleep(TICK)
+        write(i)
+    return {"x": 5}
+
+
 def test_custom_stream_output_is_progress_only_under_refresh_on_auto():
-    async def chatty(state):
-        write = get_stream_writer()
-        for i in range(5):
-            await asyncio.sleep(TICK)
-            write(i)
-        return {"x": 5}
     auto = one_node(chatty, timeout=TimeoutPolicy(idle_timeout=IDLE)).compile()
     chunks = run(collect(auto.astream({"x": 0}, stream_mode="custom")))
     assert chunks == [0, 1, 2, 3, 4]
@@ -182,12 +185,6 @@ def test_custom_stream_output_is_progress_only_under_refresh_on_auto():
 
 
 def test_output_inside_a_timed_subgraph_node_is_its_progress():
-    async def chatty(state):
-        write = get_stream_writer()
-        for i in range(5):
-            await asyncio.sleep(TICK)
-            write(i)
-        return {"x": 5}
     inner = one_node(chatty).compile()
     for refresh_on, finishes in (("auto", True), ("heartbeat", False)):
         outer = one_node(inner, timeout=TimeoutPolicy(idle_timeout=IDLE, refresh_on=refresh_on),
