@@ -280,35 +280,47 @@ def sweep_concurrent(spec: dict) -> dict:
 
 
 def sweep_floor(spec: dict) -> dict:
-    """One durable step of the counter loop (durability="sync") vs one bare commit of its bytes."""
+    """One durable step of the counter loop (durability="sync") vs one bare commit of its bytes.
+
+    Also where a step's time goes: the loop alone (no saver), the step with the commit flush off
+    (the saver's work without waiting for the disk or the WAL flush), and the same for the floor.
+    """
     package, kind, where = spec["package"], spec["saver"], spec["where"]
+    repeats = 3 if spec.get("quick") else 5
+    threads = iter(range(10_000))
     with open_saver(package, kind, where) as saver:
         graph = counter_graph(package, saver, loop_to=50)
-        threads = iter(range(1000))
         run = lambda: graph.invoke(
             {"n": 0}, thread_config(f"d{next(threads)}"), durability="sync")
         run()
-        out = {"step": timed(run, 3 if spec.get("quick") else 5) / 50}
+        out = {"step": timed(run, repeats) / 50}
         head = saver.get_tuple(thread_config("d0"))
         out["step_bytes"] = len(saver.serde.dumps_typed(head.checkpoint)[1]) + 64
-    out["floor"] = bare_commit(kind, where, out["step_bytes"], 3 if spec.get("quick") else 5)
+        durable(saver, kind, on=False)
+        out["step_no_flush"] = timed(run, repeats) / 50
+    bare = counter_graph(package, None, loop_to=50)
+    out["loop_only"] = timed(lambda: bare.invoke({"n": 0}), repeats) / 50
+    out["floor"] = bare_commit(kind, where, out["step_bytes"], repeats)
+    out["floor_no_flush"] = bare_commit(kind, where, out["step_bytes"], repeats, flush=False)
     return out
 
 
-def bare_commit(kind: str, where: str, size: int, repeats: int) -> float:
+def bare_commit(kind: str, where: str, size: int, repeats: int, flush: bool = True) -> float:
     """Median seconds of one committed INSERT of ``size`` bytes: the disk's price of a step."""
     payload = os.urandom(size)
     if kind == "sqlite":
         import sqlite3
 
         conn = sqlite3.connect(where + ".floor", isolation_level=None)
-        conn.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+        conn.executescript("PRAGMA journal_mode=WAL; "
+                           f"PRAGMA synchronous={'FULL' if flush else 'OFF'}; "
                            "CREATE TABLE IF NOT EXISTS f (b BLOB)")
         insert = lambda: conn.execute("INSERT INTO f VALUES (?)", (payload,))
     else:
         import psycopg
 
         conn = psycopg.connect(where, autocommit=True)
+        conn.execute(f"SET synchronous_commit = {'on' if flush else 'off'}")
         conn.execute("CREATE TABLE IF NOT EXISTS floor_probe (b BYTEA)")
         insert = lambda: conn.execute(
             "INSERT INTO floor_probe VALUES (%s)", (payload,))
