@@ -184,24 +184,25 @@ def floor_table(results: dict) -> str:
     floor's bare INSERT split the same way.
     """
     lines = ["| saver | package | µs per durable step | bare commit µs | step / floor "
-             "| step: loop + saver + flush | floor: insert + flush |",
-             "|---|---|---:|---:|---:|---|---|"]
+             "| step: loop + saver + flush | floor: insert + flush | WAL bytes: step / floor |",
+             "|---|---|---:|---:|---:|---|---|---|"]
     for key, by_size in results.items():
         if not key.startswith("floor/"):
             continue
         for package, m in next(iter(by_size.values())).items():
             if "error" in m:
-                lines.append(f"| {key[6:]} | {package} | failed: {m['error']} | | | | |")
+                lines.append(f"| {key[6:]} | {package} | failed: {m['error']} | | | | | |")
                 continue
-            us = {name: value * 1e6 for name, value in m.items() if name != "step_bytes"}
-            step_split = floor_split = "—"  # runs from before the split was measured lack it
+            us = {name: value * 1e6 for name, value in m.items()}
+            step_split = floor_split = wal = "—"  # runs from before the split was measured lack it
             if "step_no_flush" in us:
                 loop, no_flush, floor_no_flush = (
                     us["loop_only"], us["step_no_flush"], us["floor_no_flush"])
                 step_split = f"{loop:.0f} + {no_flush - loop:.0f} + {us['step'] - no_flush:.0f}"
                 floor_split = f"{floor_no_flush:.0f} + {us['floor'] - floor_no_flush:.0f}"
-            lines.append(f"| {key[6:]} | {package} | {us['step']:.0f} | {us['floor']:.0f}"
-                         f" | {m['step'] / m['floor']:.2f} | {step_split} | {floor_split} |")
+                wal = f"{m['step_wal']:,.0f} / {m['floor_wal']:,.0f}"
+            lines.append(f"| {key[6:]} | {package} | {us['step']:.0f} | {us['floor']:.0f} "
+                         f"| {m['step'] / m['floor']:.2f} | {step_split} | {floor_split} | {wal} |")
     return "\n".join(lines)
 
 

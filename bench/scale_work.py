@@ -296,17 +296,41 @@ def sweep_floor(spec: dict) -> dict:
         out = {"step": timed(run, repeats) / 50}
         head = saver.get_tuple(thread_config("d0"))
         out["step_bytes"] = len(saver.serde.dumps_typed(head.checkpoint)[1]) + 64
+        out["step_wal"] = wal_written(saver.conn, kind, run) / 50
         durable(saver, kind, on=False)
         out["step_no_flush"] = timed(run, repeats) / 50
     bare = counter_graph(package, None, loop_to=50)
     out["loop_only"] = timed(lambda: bare.invoke({"n": 0}), repeats) / 50
-    out["floor"] = bare_commit(kind, where, out["step_bytes"], repeats)
-    out["floor_no_flush"] = bare_commit(kind, where, out["step_bytes"], repeats, flush=False)
+    out["floor"], out["floor_wal"] = bare_commit(kind, where, out["step_bytes"], repeats)
+    out["floor_no_flush"], _ = bare_commit(kind, where, out["step_bytes"], repeats, flush=False)
     return out
 
 
-def bare_commit(kind: str, where: str, size: int, repeats: int, flush: bool = True) -> float:
-    """Median seconds of one committed INSERT of ``size`` bytes: the disk's price of a step."""
+def wal_written(conn: Any, kind: str, fn) -> int:
+    """Bytes of write-ahead log that one call of ``fn`` adds: what a commit has to flush.
+
+    SQLite: frames in the WAL after emptying it (a frame is a page plus a 24-byte header);
+    Postgres: how far the server's WAL insert position moved (other sessions' work counts too,
+    so measure on a quiet server).
+    """
+    if kind == "sqlite":
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        fn()
+        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        return frames * (conn.execute("PRAGMA page_size").fetchone()[0] + 24)
+    first = lambda row: next(iter(row.values())) if isinstance(row, dict) else row[0]
+    position = "SELECT pg_current_wal_insert_lsn()::text AS lsn"
+    before = first(conn.execute(position).fetchone())
+    fn()
+    after = first(conn.execute(position).fetchone())
+    return int(first(conn.execute("SELECT pg_wal_lsn_diff(%s, %s) AS moved",
+                                  (after, before)).fetchone()))
+
+
+def bare_commit(kind: str, where: str, size: int, repeats: int,
+                flush: bool = True) -> tuple[float, float]:
+    """Median seconds of one committed INSERT of ``size`` bytes (the disk's price of a step), and
+    the bytes of write-ahead log it adds."""
     payload = os.urandom(size)
     if kind == "sqlite":
         import sqlite3
@@ -331,8 +355,9 @@ def bare_commit(kind: str, where: str, size: int, repeats: int, flush: bool = Tr
         for _ in range(50):
             insert()
         times.append((time.perf_counter() - started) / 50)
+    wal = wal_written(conn, kind, lambda: [insert() for _ in range(50)]) / 50
     conn.close()
-    return statistics.median(times)
+    return statistics.median(times), wal
 
 
 SWEEPS = {"thread": sweep_thread, "threads": sweep_threads, "fanout": sweep_fanout,
