@@ -109,6 +109,19 @@ def test_sqlite_history_of_ten_runs_eleven_statements(sqlite_threads):
     assert statements == 1 + 10
 
 
+FILTERS = [{"step": 700}, {"source": "loop", "step": 700}, {"step": None}]
+
+
+@pytest.mark.parametrize("metadata_filter", FILTERS, ids=str)
+def test_sqlite_filter_costs_a_few_instructions_per_row_and_key(sqlite_threads, metadata_filter):
+    """A filter must scan every row; a key costs one bound-path lookup a row (~5 instructions),
+    not a json_each table a row (~25)."""
+    rows = SHORT + LONG
+    ops, _ = sqlite_threads.cost(lambda: list(sqlite_threads.saver.list(None,
+                                                                        filter=metadata_filter)))
+    assert ops < 8 * len(metadata_filter) * rows, (ops, rows)
+
+
 
 def test_inspect_reads_only_the_checkpoints_it_prints(sqlite_threads, capsys):
     """`lgcheckpoint inspect` on a long thread reads the newest LINES_PER_HISTORY rows only."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import operator
 import sqlite3
 import subprocess
@@ -401,6 +402,37 @@ def test_filter_values_compare_as_python_equality(sqlite_path):
         assert threads(None) == ["missing", "t4"]  # like LangGraph: a missing key counts as None
         with pytest.raises(TypeError, match="cannot compare"):
             list(saver.list(None, filter={"v": object()}))
+
+
+# stored values, among them strings that read like the JSON text of an object or array
+STORED = [1, True, 0, False, 0.0, 1.5, "1", "", "{", '{"k":[1,2]}', '{"k": [1, 2]}', "[]", None,
+          {"k": [1, 2]}, [1, "a"], {}, []]
+
+
+@pytest.mark.parametrize("key", ["v", "a.b[0]", 'v"', "ключ"])  # a bound path; json_each (last two)
+def test_both_key_lookups_select_as_python_equality(sqlite_path, key):
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        for i, value in enumerate(STORED):
+            put_chain(saver, f"t{i}", n=1, **{key: value})
+        put_chain(saver, "missing", n=1)
+        for wanted in [*STORED, 2, "x", [1], {"k": [1]}]:
+            found = {t.config["configurable"]["thread_id"]
+                     for t in saver.list(None, filter={key: wanted})}
+            expected = {f"t{i}" for i, value in enumerate(STORED) if value == wanted}
+            assert found == expected | ({"missing"} if wanted is None else set()), wanted
+
+
+def test_keys_a_json_writer_escapes_are_found(sqlite_path):
+    """Escaped in the stored text (json.dumps's default; a writer's choice), found by the key."""
+    metadata = {"ключ": 1, 'a"b': "x", "a\\b": "y", "tab\t": 2, "plain": "z"}
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "escaped", n=1, **metadata)
+        saver.conn.execute("UPDATE checkpoints SET metadata = ?",
+                           (json.dumps({"source": "loop", "step": 0, **metadata}).encode(),))
+        saver.conn.commit()
+        assert b"\\u043a" in saver.conn.execute("SELECT metadata FROM checkpoints").fetchone()[0]
+        for key, value in metadata.items():
+            assert [t.metadata[key] for t in saver.list(None, filter={key: value})] == [value]
 
 
 # --- list -----------------------------------------------------------------------------------------
