@@ -58,7 +58,9 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    checkpoint, channels, pending, tasks = restore(graph, saved, saver)
+    # copied only if writes will land on it (null writes, or finished tasks shown live)
+    lands = any(live or t == NULL_TASK_ID for t, _, _ in saved.pending_writes or ())
+    checkpoint, channels, pending, tasks = restore(graph, saved, saver, copy=lands)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
@@ -84,13 +86,17 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None
+def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None, copy: bool = True
             ) -> tuple[dict, dict, list, dict]:
-    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks
-    (without a saver, DeltaChannels that store no value here read as empty)."""
+    """A saved checkpoint brought back: the checkpoint (a copy, unless the caller only reads it),
+    live channels, pending writes, the next tasks (without a saver, DeltaChannels that store no
+    value here read as empty)."""
     if saver is not None:
         saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
-    checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
+    if saved is None:
+        checkpoint = empty_checkpoint()
+    else:
+        checkpoint = copy_checkpoint(saved.checkpoint) if copy else saved.checkpoint
     channels = channels_from_checkpoint(graph.channels, checkpoint)
     if saved is None:
         return checkpoint, channels, [], {}
