@@ -140,7 +140,7 @@ def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
     return Query(WRITES_SQL[has_task_path], row[:3])  # no task_path: an old read-only file
 
 
-_TASK_PATH = operator.itemgetter(4)  # of a row of select_writes
+_TASK_PATH = operator.itemgetter(4)  # of a write: a select_writes row (page rows minus their key)
 
 # a page of list(): the writes of all its checkpoints of one (thread, namespace) in one SELECT,
 # the ids bound as one JSON array; each checkpoint's writes again in (task_id, idx) order
