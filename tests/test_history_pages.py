@@ -5,6 +5,7 @@ The reference is InMemorySaver holding the same puts. Next: tests/test_complexit
 from __future__ import annotations
 
 import asyncio
+import copy
 import operator
 from contextlib import nullcontext
 from typing import Annotated
@@ -19,7 +20,9 @@ from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgcheckpoint.checkpoint.sqlite.sql import PAGE_SIZE
+from lgcheckpoint.constants import NULL_TASK_ID
 from lgcheckpoint.graph import END, START, StateGraph
+from lgcheckpoint.pregel import state
 
 THREADS, NAMESPACES, ROUNDS = ("t0", "t1"), ("", "inner:1"), 40  # 160 checkpoints, 2 pages
 
@@ -184,3 +187,34 @@ def check_history_while_growing(app) -> None:
     during += list(history)
     assert during == before
     assert len(list(app.get_state_history(config))) == len(before) + 1
+
+
+# --- a snapshot reads the saved checkpoint; it copies only what writes will change ---------------
+class Count(TypedDict):
+    n: int
+
+
+def paused_before_inc():
+    """A counter stopped before its step, so the checkpoint has one task still to run."""
+    g = StateGraph(Count)
+    g.add_node("inc", lambda s: {"n": s["n"] + 1})
+    g.add_edge(START, "inc")
+    g.add_edge("inc", END)
+    saver = InMemorySaver()
+    app, config = g.compile(checkpointer=saver), {"configurable": {"thread_id": "s"}}
+    app.invoke({"n": 0}, config, interrupt_before=["inc"])
+    return app, saver, config
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_snapshot_leaves_the_saved_tuple_alone(live):
+    """Writes land on the restored checkpoint, never on the saver's tuple: a null write (both
+    ways), and shown live, the finished task's (it marks what inc has seen)."""
+    app, saver, config = paused_before_inc()
+    head = saver.get_tuple(config).config
+    saver.put_writes(head, [("n", 5)], NULL_TASK_ID)
+    saver.put_writes(head, [("n", 7)], app.get_state(config).tasks[0].id)
+    saved = saver.get_tuple(config)
+    before = copy.deepcopy(saved.checkpoint)
+    snap = state.snapshot(app, saved.config, saved, saver, live=live)
+    assert snap.values == {"n": 7 if live else 5} and saved.checkpoint == before

@@ -58,8 +58,9 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    # copied only if writes will land on it (null writes, or finished tasks shown live)
-    lands = any(live or t == NULL_TASK_ID for t, _, _ in saved.pending_writes or ())
+    # the checkpoint is copied only if writes will land on it: null writes, or (live) any
+    writes = saved.pending_writes or ()
+    lands = bool(writes) and (live or any(t == NULL_TASK_ID for t, _, _ in writes))
     checkpoint, channels, pending, tasks = restore(graph, saved, saver, copy=lands)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
