@@ -25,6 +25,7 @@ from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.checkpoint.postgres import PostgresSaver
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+from lgcheckpoint.checkpoint.sqlite.sql import PAGE_SIZE
 from lgcheckpoint.graph import END, START, StateGraph
 
 SHORT, LONG = 20, 1500  # checkpoints in the two threads compared
@@ -102,11 +103,18 @@ def test_sqlite_reads_do_not_grow_with_thread_length(sqlite_threads, read):
     assert long_ops < 1.5 * short_ops + 500, (read, short_ops, long_ops)
 
 
-def test_sqlite_history_of_ten_runs_eleven_statements(sqlite_threads):
-    """One page query and one writes query per row shown: the rest of the thread is not read."""
+def test_sqlite_history_of_ten_runs_two_statements(sqlite_threads):
+    """One page query and one writes query for all its rows: the rest of the thread is unread."""
     _, statements = sqlite_threads.cost(
         lambda: list(sqlite_threads.saver.list(config("long"), limit=10)))
-    assert statements == 1 + 10
+    assert statements == 1 + 1
+
+
+def test_sqlite_whole_history_reads_writes_once_a_page(sqlite_threads):
+    """Listing a whole thread reads the writes table once per page, not once per checkpoint."""
+    sqlite_threads.cost(lambda: list(sqlite_threads.saver.list(config("long"))))
+    writes_reads = [s for s in sqlite_threads.statements if "FROM writes" in s]
+    assert len(writes_reads) == -(-LONG // PAGE_SIZE)  # pages, rounded up
 
 
 FILTERS = [{"step": 700}, {"source": "loop", "step": 700}, {"step": None}]
@@ -133,8 +141,9 @@ def test_inspect_reads_only_the_checkpoints_it_prints(sqlite_threads, capsys):
     out = capsys.readouterr().out
     assert f"{LONG} checkpoints" in out and f"c{LONG - 1} " in out  # numbered as the whole thread
     assert f"{LONG - LINES_PER_HISTORY} older checkpoints not shown" in out
-    # a handful of queries (count, page, a parent's rank) and one writes query per row printed
-    assert statements <= LINES_PER_HISTORY + 5, statements
+    # a handful of queries (count, a parent's rank) and two per page printed (rows, their writes)
+    pages = -(-LINES_PER_HISTORY // PAGE_SIZE)  # rounded up
+    assert statements <= 2 * pages + 5, statements
 
 
 # --- Postgres: rows each statement's plan read ---------------------------------------------------

@@ -368,7 +368,10 @@ class Pregel:
         """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
         graph, config, saver = state.locate(self, config)
         config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
-        for saved in list(saver.list(config, filter=filter, before=before, limit=limit)):
+        # lazily, one tuple at a time: no saver of ours holds a lock or cursor while list() yields
+        # (SQLite locks per page, Postgres and the async savers fetch first), so a snapshot may
+        # read the saver (delta channels) and each tuple is dropped once its snapshot is built
+        for saved in saver.list(config, filter=filter, before=before, limit=limit):
             yield state.snapshot(graph, saved.config, saved, saver)
 
     def update_state(self, config: dict, values: Any, as_node: str | None = None,

@@ -58,7 +58,10 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    checkpoint, channels, pending, tasks = restore(graph, saved, saver)
+    # copy the checkpoint only if writes will land on it: null writes, or live, any task's
+    writes = saved.pending_writes or ()
+    lands = bool(writes) and (live or any(t == NULL_TASK_ID for t, _, _ in writes))
+    checkpoint, channels, pending, tasks = restore(graph, saved, saver, copy=lands)
     states = out.subgraph_task_states(list(tasks.values()), saved.config)
     if recurse:
         for tid, sub_config in states.items():
@@ -84,16 +87,19 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None
+def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None, copy: bool = True
             ) -> tuple[dict, dict, list, dict]:
-    """A saved checkpoint brought back: a copy, live channels, pending writes, the next tasks
-    (without a saver, DeltaChannels that store no value here read as empty)."""
+    """A saved checkpoint brought back: the checkpoint, live channels, pending writes, the next
+    tasks (without a saver, DeltaChannels that store no value here read as empty). ``copy=False``
+    when no writes will land and ``saved`` is the caller's own (an old checkpoint's format is
+    still upgraded in place)."""
     if saver is not None:
         saved = delta.resolve(saver, graph.channels, saved)  # DeltaChannels replay their writes
-    checkpoint = copy_checkpoint(saved.checkpoint) if saved else empty_checkpoint()
-    channels = channels_from_checkpoint(graph.channels, checkpoint)
     if saved is None:
-        return checkpoint, channels, [], {}
+        checkpoint = empty_checkpoint()
+        return checkpoint, channels_from_checkpoint(graph.channels, checkpoint), [], {}
+    checkpoint = copy_checkpoint(saved.checkpoint) if copy else saved.checkpoint
+    channels = channels_from_checkpoint(graph.channels, checkpoint)
     pending = list(saved.pending_writes or [])
     tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config,
                                saved.metadata.get("step", -1) + 1,

@@ -107,11 +107,12 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         while (query := pager.next_query()) is not None:
             with self._locked():
                 rows = self._fetch(query)
-                writes = [self._fetch(sql.select_writes(row, self.has_task_path))
-                          for row in rows]
+                found = [write for q in sql.select_page_writes(rows, self.has_task_path)
+                         for write in self._fetch(q)]
             pager.saw(rows)
-            for row, found in zip(rows, writes):
-                yield sql.to_tuple(None, row, found, self.serde)
+            writes = sql.writes_by_checkpoint(found)
+            for row in rows:
+                yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
 
     def put(
         self,

@@ -142,7 +142,33 @@ def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
     return Query(WRITES_SQL[has_task_path], row[:3])  # no task_path: an old read-only file
 
 
-_TASK_PATH = operator.itemgetter(4)  # of a row of select_writes
+_TASK_PATH = operator.itemgetter(4)  # of a write: a select_writes row (page rows minus their key)
+
+# a page of list(): the writes of all its checkpoints of one (thread, namespace) in one SELECT,
+# the ids bound as one JSON array; each checkpoint's writes again in (task_id, idx) order
+PAGE_WRITES = ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, "
+               "{path} FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
+               "AND checkpoint_id IN (SELECT value FROM json_each(?)) "
+               "ORDER BY checkpoint_id, task_id, idx")
+PAGE_WRITES_SQL = {True: PAGE_WRITES.format(path="task_path"),
+                   False: PAGE_WRITES.format(path="''")}
+
+
+def select_page_writes(rows: list[CheckpointRow], has_task_path: bool = True) -> list[Query]:
+    """The pending writes of a page of checkpoints: one SELECT per (thread, namespace) in it."""
+    ids: dict[tuple[str, str], list[str]] = {}
+    for thread_id, ns, checkpoint_id, *_ in rows:
+        ids.setdefault((thread_id, ns), []).append(checkpoint_id)
+    return [Query(PAGE_WRITES_SQL[has_task_path], (thread_id, ns, json.dumps(checkpoint_ids)))
+            for (thread_id, ns), checkpoint_ids in ids.items()]
+
+
+def writes_by_checkpoint(found: list[Sequence[Any]]) -> dict[tuple[str, str, str], list[Any]]:
+    """Rows of select_page_writes split by checkpoint (a row's first three columns), in order."""
+    by_checkpoint: dict[tuple[str, str, str], list[Any]] = {}
+    for thread_id, ns, checkpoint_id, *write in found:
+        by_checkpoint.setdefault((thread_id, ns, checkpoint_id), []).append(write)
+    return by_checkpoint
 
 
 _METADATA = "CAST(metadata AS TEXT)"
