@@ -790,3 +790,133 @@ def test_from_conn_string_leaves_no_session_behind(postgres_uri):
         others = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s",
                               (name,)).fetchone()[0]
     assert others == 0, "a session stayed open after from_conn_string closed"
+
+
+# --- list() in pages -----------------------------------------------------------------------------
+def cid(i: int) -> str:
+    """A checkpoint id that sorts by ``i`` (same length, hex digits)."""
+    return f"{i:08x}-0000-6000-8000-000000000000"
+
+
+def put_at(saver, thread_id: str, ns: str, i: int, **meta: Any) -> None:
+    """A checkpoint with id ``cid(i)``, whatever else shares that id."""
+    checkpoint = {**make_checkpoint(step=i), "id": cid(i)}
+    saver.put(cfg(thread_id, ns), checkpoint, {"step": i, **meta}, checkpoint["channel_versions"])
+
+
+def key(found) -> tuple[str, str, str]:
+    """A tuple's place in list()'s order: (checkpoint id, thread, namespace)."""
+    conf = found.config["configurable"]
+    return conf["checkpoint_id"], conf["thread_id"], conf["checkpoint_ns"]
+
+
+@pytest.fixture(params=["sync", "async"])
+async def front(request, saver, postgres_uri):
+    """The sync saver or an async one on the same tables, counting the statements list() runs."""
+    if request.param == "sync":
+        reader = saver
+        yield counting(reader)
+    else:
+        async with AsyncPostgresSaver.from_conn_string(postgres_uri) as reader:
+            yield counting(reader)
+
+
+def counting(reader):
+    """``reader`` with its statements recorded in ``reader.statements``."""
+    fetch, reader.statements = reader._fetch, []
+
+    def counted(statement):
+        reader.statements.append(statement)
+        return fetch(statement)
+
+    reader._fetch = counted
+    return reader
+
+
+async def listed(reader, config, **kwargs) -> list:
+    """list() or alist(), as a list, with the statement count started afresh."""
+    reader.statements.clear()
+    if isinstance(reader, AsyncPostgresSaver):
+        return [t async for t in reader.alist(config, **kwargs)]
+    return list(reader.list(config, **kwargs))
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 129])
+async def test_list_reads_a_thread_in_pages_and_meets_at_the_edges(saver, front, n):
+    for i in range(n):
+        put_at(saver, "t", "", i)
+    saver.put_writes(cfg("t", "", cid(0)), [("out", "oldest")], "task")  # on the last page
+    newest_first = [(cid(i), "t", "") for i in reversed(range(n))]
+    for config in (cfg("t"), {"configurable": {"thread_id": "t"}}):
+        found = await listed(front, config)
+        assert [key(t) for t in found] == newest_first
+        assert len(front.statements) == n // sql.PAGE_SIZE + 1  # a short page ends it
+        assert found[-1].pending_writes == [("task", "out", "oldest")]
+
+
+@pytest.mark.parametrize(("limit", "pages"), [(0, 0), (1, 1), (64, 1), (65, 2), (100, 2),
+                                               (129, 3), (500, 3)])
+async def test_list_limit_stops_inside_or_at_a_page(saver, front, limit, pages):
+    for i in range(129):
+        put_at(saver, "t", "", i)
+    found = await listed(front, cfg("t"), limit=limit)
+    assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(129))][:limit]
+    assert len(front.statements) == pages
+    # the last page asks only for the rows still wanted
+    assert all(s.params[-1] == min(sql.PAGE_SIZE, limit - sql.PAGE_SIZE * k)
+               for k, s in enumerate(front.statements))
+
+
+def tied_threads(saver, ids: int = 50) -> list[tuple[str, str, str]]:
+    """Three threads x two namespaces sharing every checkpoint id; their rows in list() order."""
+    rows = []
+    for i in range(ids):
+        for thread_id in ("t0", "t1", "t2"):
+            for ns in ("", "sub:1"):
+                put_at(saver, thread_id, ns, i, user=thread_id)
+                rows.append((cid(i), thread_id, ns))
+    return sorted(rows, reverse=True)
+
+
+async def test_list_across_threads_orders_ties_by_thread_and_namespace(saver, front):
+    expected = tied_threads(saver)  # 300 rows; 64 splits a group of six equal ids
+    found = await listed(front, None)
+    assert [key(t) for t in found] == expected
+    assert len(front.statements) == len(expected) // sql.PAGE_SIZE + 1
+    assert [key(t) for t in await listed(front, None, limit=130)] == expected[:130]
+    # one thread, both namespaces (no namespace in the config)
+    found = await listed(front, {"configurable": {"thread_id": "t1"}})
+    assert [key(t) for t in found] == [k for k in expected if k[1] == "t1"]
+
+
+async def test_list_before_and_filter_page_together(saver, front):
+    expected = tied_threads(saver)
+    before = cfg("t0", "", cid(40))
+    wanted = [k for k in expected if k[1] == "t1" and k[0] < cid(40)]  # 80 rows: two pages
+    found = await listed(front, None, filter={"user": "t1"}, before=before)
+    assert [key(t) for t in found] == wanted
+    assert {key(t) for t in found} == {(cid(i), "t1", ns) for i in range(40)
+                                       for ns in ("", "sub:1")}
+    found = await listed(front, cfg("t2", "sub:1"), filter={"user": "t2"}, before=before, limit=70)
+    assert [key(t) for t in found] == [(cid(i), "t2", "sub:1") for i in reversed(range(40))]
+
+
+async def test_a_put_between_pages_neither_repeats_nor_hides_older_rows(saver, front):
+    for i in range(1, 101):
+        put_at(saver, "t", "", i * 2)
+    found = []
+    if isinstance(front, AsyncPostgresSaver):
+        rows = front.alist(cfg("t"))
+        async for t in rows:
+            found.append(t)
+            if len(found) == sql.PAGE_SIZE:  # the first page is read, the second is not
+                put_at(saver, "t", "", 1000)  # newer than everything: behind us
+                put_at(saver, "t", "", 3)  # among the rows not read yet
+    else:
+        for t in front.list(cfg("t")):
+            found.append(t)
+            if len(found) == sql.PAGE_SIZE:
+                put_at(saver, "t", "", 1000)
+                put_at(saver, "t", "", 3)
+    assert [key(t)[0] for t in found] == [cid(i) for i in sorted([*range(2, 202, 2), 3],
+                                                                  reverse=True)]

@@ -111,9 +111,12 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        statement = sql.select_many(config, filter, before, limit)
-        for row in await self._fetch(statement):
-            yield sql.row_to_tuple(row, self.serde)
+        pager = sql.ListPager(config, filter, before, limit)
+        while (statement := pager.next_statement()) is not None:
+            rows = await self._fetch(statement)
+            pager.saw(rows)
+            for row in rows:
+                yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------
     async def aput(

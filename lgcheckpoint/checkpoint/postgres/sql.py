@@ -14,7 +14,8 @@ every checkpoint; we blob it (see ``inline``). Both loaders merge inline values 
 library still reads the other's rows.
 
 Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
-it is atomic without an explicit transaction and costs one round trip. ``__init__.py`` (sync) and
+it is atomic without an explicit transaction and costs one round trip (list() reads one page per
+statement: ``ListPager``). ``__init__.py`` (sync) and
 ``aio.py`` (async) only run them, so the two front doors differ by ``await`` alone.
 Next: ``postgres/__init__.py``.
 """
@@ -343,13 +344,10 @@ def select_one(config: RunnableConfig) -> Statement:
     )
 
 
-def select_many(
-    config: RunnableConfig | None,
-    filter: dict[str, Any] | None,
-    before: RunnableConfig | None,
-    limit: int | None,
-) -> Statement:
-    """Newest first, narrowed by thread / namespace / id, metadata, ``before`` and ``limit``."""
+def list_conditions(
+    config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None
+) -> tuple[list[str], list[Any]]:
+    """WHERE terms and their parameters: thread / namespace / id, metadata and ``before``."""
     wheres: list[str] = []
     params: list[Any] = []
     if config is not None:
@@ -366,20 +364,54 @@ def select_many(
         # the filter travels as one bound JSON value: its keys never become SQL text
         if not isinstance(filter, dict):
             raise TypeError(f"filter must be a dict of metadata key -> value, got {filter!r}")
-        text = to_json(filter, "filter")
         wheres.append("metadata @> %s::jsonb")
-        params.append(text)
+        params.append(to_json(filter, "filter"))
     if before is not None and (before_id := get_checkpoint_id(before)):
         wheres.append("checkpoint_id < %s")
         params.append(before_id)
-    query = SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")
-    query += " ORDER BY checkpoint_id DESC"
-    if limit is not None:
-        if int(limit) < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
-        query += " LIMIT %s"
-        params.append(int(limit))
-    return Statement(query, tuple(params))
+    return wheres, params
+
+
+PAGE_SIZE = 64  # rows per list() statement: a page is small, so Postgres plans it cheaply
+
+
+class ListPager:
+    """Plans list() as pages of PAGE_SIZE rows, newest first, each page after the last row seen."""
+
+    def __init__(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
+                 before: RunnableConfig | None, limit: int | None) -> None:
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+        self.wheres, self.params = list_conditions(config, filter, before)
+        self.left = limit  # rows still wanted (None: all)
+        self.last: tuple[str, str, str] | None = None  # sort key of the last row handed out
+        self.done = limit == 0
+
+    def next_statement(self) -> Statement | None:
+        """The next page's SELECT, or None when every row has been read."""
+        if self.done:
+            return None
+        wheres, params = list(self.wheres), list(self.params)
+        if self.last is not None:
+            # keyset paging: strictly after the last row in the total order; the first term
+            # repeats the row comparison's leading column so an index on checkpoint_id starts there
+            wheres.append("checkpoint_id <= %s AND "
+                          "(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)")
+            params += [self.last[0], *self.last]
+        size = PAGE_SIZE if self.left is None else min(PAGE_SIZE, self.left)
+        query = SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")
+        # checkpoint ids can tie across threads and namespaces: the order must still be total
+        query += " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT %s"
+        return Statement(query, (*params, size))
+
+    def saw(self, rows: list[dict[str, Any]]) -> None:
+        """Move past a page just read."""
+        if rows:
+            last = rows[-1]
+            self.last = (last["checkpoint_id"], last["thread_id"], last["checkpoint_ns"])
+        if self.left is not None:
+            self.left -= len(rows)
+        self.done = len(rows) < PAGE_SIZE or self.left == 0
 
 
 def inline(value: Any) -> bool:
