@@ -181,6 +181,30 @@ def test_postgres_reads_do_not_grow_with_thread_length(postgres_threads, read):
     assert scanned["long"] <= scanned["short"] + 10, scanned  # not ~1,500 more
 
 
+
+JIT_ABOVE_COST = 100_000  # Postgres's default: a statement priced above it is JIT-compiled
+LISTS = {
+    "a whole thread": lambda saver: list(saver.list(config("long"))),
+    "a whole thread without namespace": lambda saver: list(saver.list(config("long", None))),
+    "every thread": lambda saver: list(saver.list(None)),
+    "every thread, by metadata": lambda saver: list(saver.list(None, filter={"step": 5})),
+}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("read", LISTS)
+def test_postgres_list_statements_are_priced_under_jit(postgres_threads, read):
+    """list() runs pages the planner prices below jit_above_cost, so Postgres never spends
+    ~0.3 s compiling a statement (one unpaged statement of 1,500 rows was priced ~1.3M)."""
+    saver, conn = postgres_threads
+    RecordingCursor.log = []
+    LISTS[read](saver)
+    statements = list(RecordingCursor.log)
+    for query, params in statements:
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON) {query}", params).fetchone()["QUERY PLAN"]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        assert plan[0]["Plan"]["Total Cost"] < JIT_ABOVE_COST, (query, params)
+
 # --- the loop: channels untouched by a step are not visited by it --------------------------------
 def count_channel_calls(monkeypatch, width: int, steps: int) -> dict[str, int]:
     """Calls of checkpoint(), update([]) and get() while a loop changes c0 of ``width``
