@@ -841,6 +841,11 @@ async def listed(reader, config, **kwargs) -> list:
     return list(reader.list(config, **kwargs))
 
 
+def pages(rows: int) -> int:
+    """Statements list() runs for ``rows`` rows: the keys, then a page per PAGE_SIZE rows."""
+    return 1 + -(-rows // sql.PAGE_SIZE)
+
+
 @pytest.mark.parametrize("n", [63, 64, 65, 129])
 async def test_list_reads_a_thread_in_pages_and_meets_at_the_edges(saver, front, n):
     for i in range(n):
@@ -850,21 +855,23 @@ async def test_list_reads_a_thread_in_pages_and_meets_at_the_edges(saver, front,
     for config in (cfg("t"), {"configurable": {"thread_id": "t"}}):
         found = await listed(front, config)
         assert [key(t) for t in found] == newest_first
-        assert len(front.statements) == n // sql.PAGE_SIZE + 1  # a short page ends it
+        assert len(front.statements) == pages(n)
         assert found[-1].pending_writes == [("task", "out", "oldest")]
 
 
-@pytest.mark.parametrize(("limit", "pages"), [(0, 0), (1, 1), (64, 1), (65, 2), (100, 2),
-                                               (129, 3), (500, 3)])
-async def test_list_limit_stops_inside_or_at_a_page(saver, front, limit, pages):
+@pytest.mark.parametrize("limit", [0, 1, 64, 65, 100, 129, 500])
+async def test_list_limit_is_applied_to_the_keys(saver, front, limit):
     for i in range(129):
         put_at(saver, "t", "", i)
     found = await listed(front, cfg("t"), limit=limit)
+    wanted = min(limit, 129)
     assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(129))][:limit]
-    assert len(front.statements) == pages
-    # the last page asks only for the rows still wanted
-    assert all(s.params[-1] == min(sql.PAGE_SIZE, limit - sql.PAGE_SIZE * k)
-               for k, s in enumerate(front.statements))
+    assert len(front.statements) == pages(wanted)
+    keys, *rows = front.statements
+    assert keys.query.startswith(sql.KEYS_SQL) and keys.params[-1] == limit
+    # pages of PAGE_SIZE keys, the last one only the keys left
+    assert [len(s.params[0]) for s in rows] == [
+        min(sql.PAGE_SIZE, wanted - start) for start in range(0, wanted, sql.PAGE_SIZE)]
 
 
 def tied_threads(saver, ids: int = 50) -> list[tuple[str, str, str]]:
@@ -882,11 +889,25 @@ async def test_list_across_threads_orders_ties_by_thread_and_namespace(saver, fr
     expected = tied_threads(saver)  # 300 rows; 64 splits a group of six equal ids
     found = await listed(front, None)
     assert [key(t) for t in found] == expected
-    assert len(front.statements) == len(expected) // sql.PAGE_SIZE + 1
+    assert len(front.statements) == pages(len(expected))
     assert [key(t) for t in await listed(front, None, limit=130)] == expected[:130]
     # one thread, both namespaces (no namespace in the config)
     found = await listed(front, {"configurable": {"thread_id": "t1"}})
     assert [key(t) for t in found] == [k for k in expected if k[1] == "t1"]
+
+
+async def test_list_across_threads_finds_its_keys_once(saver, front):
+    """200 rows of 100 threads: one keys statement (one sort), then pages of rows by key."""
+    for i in range(200):
+        put_at(saver, f"t{i % 100}", "", i, source="loop" if i % 4 else "input")
+    for filter, page_sizes in ((None, [64, 64, 64, 8]), ({"source": "loop"}, [64, 64, 22])):
+        found = await listed(front, None, filter=filter)
+        assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(200))
+                                               if filter is None or i % 4]
+        keys, *pages_read = front.statements
+        assert keys.query.startswith(sql.KEYS_SQL)
+        assert not any(s.query.startswith(sql.KEYS_SQL) for s in pages_read)
+        assert [len(s.params[0]) for s in pages_read] == page_sizes
 
 
 async def test_list_before_and_filter_page_together(saver, front):
@@ -901,22 +922,22 @@ async def test_list_before_and_filter_page_together(saver, front):
     assert [key(t) for t in found] == [(cid(i), "t2", "sub:1") for i in reversed(range(40))]
 
 
-async def test_a_put_between_pages_neither_repeats_nor_hides_older_rows(saver, front):
-    for i in range(1, 101):
-        put_at(saver, "t", "", i * 2)
+async def test_list_between_pages_skips_deleted_rows_and_lists_only_its_keys(saver, front):
+    """list() yields what matched when it started, minus what was deleted since: no repeats."""
+    for i in range(200):
+        put_at(saver, ("a", "b")[i % 2], "", i)
     found = []
-    if isinstance(front, AsyncPostgresSaver):
-        rows = front.alist(cfg("t"))
-        async for t in rows:
-            found.append(t)
-            if len(found) == sql.PAGE_SIZE:  # the first page is read, the second is not
-                put_at(saver, "t", "", 1000)  # newer than everything: behind us
-                put_at(saver, "t", "", 3)  # among the rows not read yet
-    else:
-        for t in front.list(cfg("t")):
-            found.append(t)
-            if len(found) == sql.PAGE_SIZE:
-                put_at(saver, "t", "", 1000)
-                put_at(saver, "t", "", 3)
-    assert [key(t)[0] for t in found] == [cid(i) for i in sorted([*range(2, 202, 2), 3],
-                                                                  reverse=True)]
+    rows = front.alist(None) if isinstance(front, AsyncPostgresSaver) else front.list(None)
+    while True:
+        try:
+            t = await anext(rows) if isinstance(front, AsyncPostgresSaver) else next(rows)
+        except (StopIteration, StopAsyncIteration):
+            break
+        found.append(t)
+        if len(found) == sql.PAGE_SIZE:  # the first page was yielded, the others not yet read
+            saver.delete_thread("b")
+            put_at(saver, "a", "", 1000)  # newer than every key found: not listed
+            put_at(saver, "a", "", 1)  # among the keys not read yet, but not one of them
+    first_page = [cid(i) for i in reversed(range(200))][:sql.PAGE_SIZE]
+    later = [cid(i) for i in reversed(range(0, 200, 2)) if cid(i) < first_page[-1]]
+    assert [key(t)[0] for t in found] == first_page + later

@@ -111,11 +111,9 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        pager = sql.ListPager(config, filter, before, limit)
-        while (statement := pager.next_statement()) is not None:
-            rows = await self._fetch(statement)
-            pager.saw(rows)
-            for row in rows:
+        keys = await self._fetch(sql.list_keys(config, filter, before, limit))
+        for statement in sql.list_pages(keys):
+            for row in await self._fetch(statement):
                 yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ every checkpoint; we blob it (see ``inline``). Both loaders merge inline values 
 library still reads the other's rows.
 
 Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
-it is atomic without an explicit transaction and costs one round trip (list() reads one page per
-statement: ``ListPager``). ``__init__.py`` (sync) and
-``aio.py`` (async) only run them, so the two front doors differ by ``await`` alone.
+it is atomic without an explicit transaction and costs one round trip (list() reads its keys, then
+pages of rows: ``list_keys``). ``__init__.py`` (sync) and ``aio.py`` (async) only run them, so the
+two front doors differ by ``await`` alone.
 Next: ``postgres/__init__.py``.
 """
 
@@ -372,49 +372,40 @@ def list_conditions(
     return wheres, params
 
 
-# Rows per list() statement. The planner prices each row's blob and write lookups at ~860 units,
-# so 64 rows stay under jit_above_cost (100,000 by default); at ~120 rows Postgres JIT-compiles
-# the statement, which costs more (~40 ms to 0.4 s) than reading the rows. A page also bounds
-# the memory a long list() holds.
+# list() reads in two phases. ONE statement first finds the keys of every match, newest first, with
+# the caller's limit: Postgres sorts the matches once, and a keys-only plan is priced far below
+# jit_above_cost (100,000 by default; above it Postgres JIT-compiles the statement, ~40 ms to
+# 0.4 s). Then SELECT_SQL reads the full rows PAGE_SIZE keys at a time: its blob and write lookups
+# are priced ~860 units a row, so 64 rows stay under that threshold, and memory holds the keys and
+# one page. Nothing stays open while the caller works between rows; a key deleted meanwhile is
+# skipped. (Paging the full query by "after the last row" re-sorted every match on every page.)
 PAGE_SIZE = 64
+# checkpoint ids can tie across threads and namespaces: the order must still be total
+LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")  # a checkpoint's primary key
+KEYS_SQL = f"SELECT {', '.join(KEY)} FROM checkpoints "
+BY_KEYS = f"""WHERE ({', '.join(KEY)})
+    IN (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))"""
 
 
-class ListPager:
-    """Plans list() as pages of PAGE_SIZE rows, newest first, each page after the last row seen."""
+def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
+              before: RunnableConfig | None, limit: int | None) -> Statement:
+    """The keys of every checkpoint list() yields, in its order, at most ``limit`` of them."""
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    wheres, params = list_conditions(config, filter, before)
+    query = KEYS_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "") + LIST_ORDER
+    if limit is None:
+        return Statement(query, tuple(params))
+    return Statement(query + " LIMIT %s", (*params, limit))
 
-    def __init__(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
-                 before: RunnableConfig | None, limit: int | None) -> None:
-        if limit is not None and (not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        self.wheres, self.params = list_conditions(config, filter, before)
-        self.left = limit  # rows still wanted (None: all)
-        self.last: tuple[str, str, str] | None = None  # sort key of the last row handed out
-        self.done = limit == 0
 
-    def next_statement(self) -> Statement | None:
-        """The next page's SELECT, or None when every row has been read."""
-        if self.done:
-            return None
-        wheres, params = list(self.wheres), list(self.params)
-        if self.last is not None:
-            # keyset paging: strictly after the last row in the total order (Postgres starts
-            # the index scan there: the comparison's checkpoint_id bounds it)
-            wheres.append("(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)")
-            params += self.last
-        size = PAGE_SIZE if self.left is None else min(PAGE_SIZE, self.left)
-        query = SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")
-        # checkpoint ids can tie across threads and namespaces: the order must still be total
-        query += " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT %s"
-        return Statement(query, (*params, size))
-
-    def saw(self, rows: list[dict[str, Any]]) -> None:
-        """Move past a page just read."""
-        if rows:
-            last = rows[-1]
-            self.last = (last["checkpoint_id"], last["thread_id"], last["checkpoint_ns"])
-        if self.left is not None:
-            self.left -= len(rows)
-        self.done = len(rows) < PAGE_SIZE or self.left == 0
+def list_pages(keys: list[dict[str, Any]]) -> Iterator[Statement]:
+    """SELECT_SQL for PAGE_SIZE keys at a time, each page in list() order."""
+    for start in range(0, len(keys), PAGE_SIZE):
+        page = keys[start:start + PAGE_SIZE]
+        yield Statement(SELECT_SQL + BY_KEYS + LIST_ORDER,
+                        tuple([key[column] for key in page] for column in KEY))
 
 
 def inline(value: Any) -> bool:
