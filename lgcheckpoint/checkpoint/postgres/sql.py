@@ -375,7 +375,7 @@ def list_conditions(
 # list() reads in two phases. ONE statement first finds the keys of every match, newest first, with
 # the caller's limit: Postgres sorts the matches once, and a keys-only plan stays cheap (priced
 # ~54,000 for 300,000 checkpoints; JIT, which Postgres adds above jit_above_cost = 100,000, would
-# cost it ~4 ms). Then SELECT_SQL reads the full rows PAGE_SIZE keys at a time, by primary key:
+# cost it ~4 ms). Then SELECT_SQL reads the full rows PAGE_SIZE keys at a time, a probe per key:
 # its blob and write lookups are priced ~860 units a row, so even counted in full a page stays
 # below the threshold (JIT-compiling SELECT_SQL costs ~40 ms to 0.4 s), and memory holds only the
 # keys and one page. Nothing stays open while the caller works between rows; a key deleted
