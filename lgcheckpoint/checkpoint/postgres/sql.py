@@ -372,14 +372,12 @@ def list_conditions(
     return wheres, params
 
 
-# list() reads in two phases. ONE statement first finds the keys of every match, newest first, with
-# the caller's limit: Postgres sorts the matches once, and a keys-only plan stays cheap (priced
-# ~54,000 for 300,000 checkpoints; JIT, which Postgres adds above jit_above_cost = 100,000, would
-# cost it ~4 ms). Then SELECT_SQL reads the full rows PAGE_SIZE keys at a time, a probe per key:
-# its blob and write lookups are priced ~860 units a row, so even counted in full a page stays
-# below the threshold (JIT-compiling SELECT_SQL costs ~40 ms to 0.4 s), and memory holds only the
-# keys and one page. Nothing stays open while the caller works between rows; a key deleted
-# meanwhile is skipped. (Paging by "after the last row" re-sorted every match for each page.)
+# list() reads in two phases. ONE statement finds the keys of every match, newest first, limit
+# applied: the matches are sorted once, and keys alone are priced low (~54,000 for 300,000 rows,
+# under jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s to SELECT_SQL). Then
+# SELECT_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a page stays under the
+# threshold). Memory holds the keys and one page, nothing stays open between rows, and a key
+# deleted meanwhile is skipped. (Paging "after the last row" re-sorted every match per page.)
 PAGE_SIZE = 64
 # checkpoint ids can tie across threads and namespaces: the order must still be total
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
