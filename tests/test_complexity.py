@@ -23,7 +23,7 @@ from lgcheckpoint import channels as channel_module
 from lgcheckpoint.checkpoint.base import empty_checkpoint
 from lgcheckpoint.checkpoint.id import uuid6
 from lgcheckpoint.checkpoint.memory import InMemorySaver
-from lgcheckpoint.checkpoint.postgres import PostgresSaver
+from lgcheckpoint.checkpoint.postgres import PostgresSaver, sql
 from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 from lgcheckpoint.checkpoint.sqlite.sql import PAGE_SIZE
 from lgcheckpoint.graph import END, START, StateGraph
@@ -201,6 +201,49 @@ def test_postgres_reads_do_not_grow_with_thread_length(postgres_threads, read):
         statements = list(RecordingCursor.log)
         scanned[thread_id] = sum(rows_read(conn, q, p) for q, p in statements)
     assert scanned["long"] <= scanned["short"] + 10, scanned  # not ~1,500 more
+
+
+
+JIT_ABOVE_COST = 100_000  # Postgres's default: a statement priced above it is JIT-compiled
+LISTS = {
+    "a whole thread": (lambda saver: list(saver.list(config("long"))), LONG),
+    "a whole thread without namespace": (lambda saver: list(saver.list(config("long", None))),
+                                         LONG),
+    "every thread": (lambda saver: list(saver.list(None)), SHORT + LONG),
+    "every thread, by metadata": (lambda saver: list(saver.list(None, filter={"step": 5})), 2),
+}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("read", LISTS)
+def test_postgres_list_statements_are_priced_under_jit(postgres_threads, read):
+    """list()'s keys statement and each page of rows are priced below jit_above_cost, so Postgres
+    never spends ~0.3 s compiling one (an unpaged SELECT_SQL of 1,500 rows was priced ~1.3M)."""
+    saver, conn = postgres_threads
+    fn, rows = LISTS[read]
+    RecordingCursor.log = []
+    assert len(fn(saver)) == rows
+    statements = list(RecordingCursor.log)  # (EXPLAIN below is recorded too)
+    (keys, _), *pages = statements
+    assert keys.startswith(sql.KEYS_SQL)  # both shapes: the keys once, then pages of rows
+    assert len(pages) == -(-rows // sql.PAGE_SIZE)
+    assert all(query.startswith(sql.SELECT_SQL) for query, _ in pages)
+    for query, params in statements:
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON) {query}", params).fetchone()["QUERY PLAN"]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        assert plan[0]["Plan"]["Total Cost"] < JIT_ABOVE_COST, (query, params)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("ns", ["", None])
+def test_postgres_list_ten_of_a_long_thread_reads_about_ten_rows(postgres_threads, ns):
+    """The keys statement stops after ``limit`` rows of the thread's index; one page follows."""
+    saver, conn = postgres_threads
+    RecordingCursor.log = []
+    assert len(list(saver.list(config("long", ns), limit=10))) == 10
+    (keys, keys_params), (_, page_params) = list(RecordingCursor.log)
+    assert rows_read(conn, keys, keys_params) <= 11  # not 1,500
+    assert len(page_params[0]) == 10
 
 
 # --- the loop: channels untouched by a step are not visited by it --------------------------------

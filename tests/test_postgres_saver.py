@@ -790,3 +790,154 @@ def test_from_conn_string_leaves_no_session_behind(postgres_uri):
         others = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s",
                               (name,)).fetchone()[0]
     assert others == 0, "a session stayed open after from_conn_string closed"
+
+
+# --- list() in pages -----------------------------------------------------------------------------
+def cid(i: int) -> str:
+    """A checkpoint id that sorts by ``i`` (same length, hex digits)."""
+    return f"{i:08x}-0000-6000-8000-000000000000"
+
+
+def put_at(saver, thread_id: str, ns: str, i: int, **meta: Any) -> None:
+    """A checkpoint with id ``cid(i)``, whatever else shares that id."""
+    checkpoint = {**make_checkpoint(step=i), "id": cid(i)}
+    saver.put(cfg(thread_id, ns), checkpoint, {"step": i, **meta}, checkpoint["channel_versions"])
+
+
+def key(found) -> tuple[str, str, str]:
+    """A tuple's place in list()'s order: (checkpoint id, thread, namespace)."""
+    conf = found.config["configurable"]
+    return conf["checkpoint_id"], conf["thread_id"], conf["checkpoint_ns"]
+
+
+@pytest.fixture(params=["sync", "async"])
+async def front(request, saver, postgres_uri):
+    """The sync saver or an async one on the same tables, counting the statements list() runs."""
+    if request.param == "sync":
+        reader = saver
+        yield counting(reader)
+    else:
+        async with AsyncPostgresSaver.from_conn_string(postgres_uri) as reader:
+            yield counting(reader)
+
+
+def counting(reader):
+    """``reader`` with its statements recorded in ``reader.statements``."""
+    fetch, reader.statements = reader._fetch, []
+
+    def counted(statement):
+        reader.statements.append(statement)
+        return fetch(statement)
+
+    reader._fetch = counted
+    return reader
+
+
+async def listed(reader, config, **kwargs) -> list:
+    """list() or alist(), as a list, with the statement count started afresh."""
+    reader.statements.clear()
+    if isinstance(reader, AsyncPostgresSaver):
+        return [t async for t in reader.alist(config, **kwargs)]
+    return list(reader.list(config, **kwargs))
+
+
+def pages(rows: int) -> int:
+    """Statements list() runs for ``rows`` rows: the keys, then a page per PAGE_SIZE rows."""
+    return 1 + -(-rows // sql.PAGE_SIZE)
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 129])
+async def test_list_reads_a_thread_in_pages_and_meets_at_the_edges(saver, front, n):
+    for i in range(n):
+        put_at(saver, "t", "", i)
+    saver.put_writes(cfg("t", "", cid(0)), [("out", "oldest")], "task")  # on the last page
+    newest_first = [(cid(i), "t", "") for i in reversed(range(n))]
+    for config in (cfg("t"), {"configurable": {"thread_id": "t"}}):
+        found = await listed(front, config)
+        assert [key(t) for t in found] == newest_first
+        assert len(front.statements) == pages(n)
+        assert found[-1].pending_writes == [("task", "out", "oldest")]
+
+
+@pytest.mark.parametrize("limit", [0, 1, 64, 65, 100, 129, 500])
+async def test_list_limit_is_applied_to_the_keys(saver, front, limit):
+    for i in range(129):
+        put_at(saver, "t", "", i)
+    found = await listed(front, cfg("t"), limit=limit)
+    wanted = min(limit, 129)
+    assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(129))][:limit]
+    assert len(front.statements) == pages(wanted)
+    keys, *rows = front.statements
+    assert keys.query.startswith(sql.KEYS_SQL) and keys.params[-1] == limit
+    # pages of PAGE_SIZE keys, the last one only the keys left
+    assert [len(s.params[0]) for s in rows] == [
+        min(sql.PAGE_SIZE, wanted - start) for start in range(0, wanted, sql.PAGE_SIZE)]
+
+
+def tied_threads(saver, ids: int = 50) -> list[tuple[str, str, str]]:
+    """Three threads x two namespaces sharing every checkpoint id; their rows in list() order."""
+    rows = []
+    for i in range(ids):
+        for thread_id in ("t0", "t1", "t2"):
+            for ns in ("", "sub:1"):
+                put_at(saver, thread_id, ns, i, user=thread_id)
+                rows.append((cid(i), thread_id, ns))
+    return sorted(rows, reverse=True)
+
+
+async def test_list_across_threads_orders_ties_by_thread_and_namespace(saver, front):
+    expected = tied_threads(saver)  # 300 rows; 64 splits a group of six equal ids
+    found = await listed(front, None)
+    assert [key(t) for t in found] == expected
+    assert len(front.statements) == pages(len(expected))
+    assert [key(t) for t in await listed(front, None, limit=130)] == expected[:130]
+    # one thread, both namespaces (no namespace in the config)
+    found = await listed(front, {"configurable": {"thread_id": "t1"}})
+    assert [key(t) for t in found] == [k for k in expected if k[1] == "t1"]
+
+
+async def test_list_across_threads_finds_its_keys_once(saver, front):
+    """200 rows of 100 threads: one keys statement (one sort), then pages of rows by key."""
+    for i in range(200):
+        put_at(saver, f"t{i % 100}", "", i, source="loop" if i % 4 else "input")
+    for filter, page_sizes in ((None, [64, 64, 64, 8]), ({"source": "loop"}, [64, 64, 22])):
+        found = await listed(front, None, filter=filter)
+        assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(200))
+                                               if filter is None or i % 4]
+        keys, *pages_read = front.statements
+        assert keys.query.startswith(sql.KEYS_SQL)
+        assert not any(s.query.startswith(sql.KEYS_SQL) for s in pages_read)
+        assert [len(s.params[0]) for s in pages_read] == page_sizes
+
+
+async def test_list_before_and_filter_page_together(saver, front):
+    expected = tied_threads(saver)
+    before = cfg("t0", "", cid(40))
+    wanted = [k for k in expected if k[1] == "t1" and k[0] < cid(40)]  # 80 rows: two pages
+    found = await listed(front, None, filter={"user": "t1"}, before=before)
+    assert [key(t) for t in found] == wanted
+    assert {key(t) for t in found} == {(cid(i), "t1", ns) for i in range(40)
+                                       for ns in ("", "sub:1")}
+    found = await listed(front, cfg("t2", "sub:1"), filter={"user": "t2"}, before=before, limit=70)
+    assert [key(t) for t in found] == [(cid(i), "t2", "sub:1") for i in reversed(range(40))]
+
+
+async def test_list_between_pages_skips_deleted_rows_and_lists_only_its_keys(saver, front):
+    """list() yields what matched when it started, minus what was deleted since: no repeats."""
+    for i in range(200):
+        put_at(saver, ("a", "b")[i % 2], "", i)
+    found = []
+    rows = front.alist(None) if isinstance(front, AsyncPostgresSaver) else front.list(None)
+    while True:
+        try:
+            t = await anext(rows) if isinstance(front, AsyncPostgresSaver) else next(rows)
+        except (StopIteration, StopAsyncIteration):
+            break
+        found.append(t)
+        if len(found) == sql.PAGE_SIZE:  # the first page was yielded, the others not yet read
+            saver.delete_thread("b")
+            put_at(saver, "a", "", 1000)  # newer than every key found: not listed
+            put_at(saver, "a", "", 1)  # among the keys not read yet, but not one of them
+    first_page = [cid(i) for i in reversed(range(200))][:sql.PAGE_SIZE]
+    later = [cid(i) for i in reversed(range(0, 200, 2)) if cid(i) < first_page[-1]]
+    assert [key(t)[0] for t in found] == first_page + later

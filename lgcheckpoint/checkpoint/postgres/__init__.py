@@ -2,7 +2,8 @@
 
 The SQL and the row mapping live in ``sql.py``; this file only lends out a connection and runs
 one statement per verb: each write is atomic on its own and one round trip, and a read is the
-single query of ``sql.SELECT_SQL``. The async twin is ``aio.py``, the same file with ``await``.
+query of ``sql.SELECT_SQL`` (list() finds its keys first, then reads ``sql.PAGE_SIZE`` rows per
+statement). The async twin is ``aio.py``, the same file with ``await``.
 
     with PostgresSaver.from_conn_string("postgresql://postgres@localhost/postgres") as saver:
         saver.setup()                       # once per database: creates or migrates the tables
@@ -115,10 +116,12 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first; ``filter`` matches metadata by JSONB containment."""
-        statement = sql.select_many(config, filter, before, limit)
-        for row in self._fetch(statement):
-            yield sql.row_to_tuple(row, self.serde)
+        """Checkpoints newest first: one statement finds the keys, then a page of rows per
+        statement (see ``sql.PAGE_SIZE``); ``filter`` matches metadata by JSONB containment."""
+        keys = self._fetch(sql.list_keys(config, filter, before, limit))
+        for statement in sql.list_pages(keys):
+            for row in self._fetch(statement):
+                yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------
     def put(

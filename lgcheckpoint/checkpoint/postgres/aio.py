@@ -111,9 +111,10 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        statement = sql.select_many(config, filter, before, limit)
-        for row in await self._fetch(statement):
-            yield sql.row_to_tuple(row, self.serde)
+        keys = await self._fetch(sql.list_keys(config, filter, before, limit))
+        for statement in sql.list_pages(keys):
+            for row in await self._fetch(statement):
+                yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------
     async def aput(
