@@ -448,6 +448,20 @@ def test_list_pages_and_lets_the_caller_write_meanwhile(sqlite_path):
         assert saver.get_tuple(cfg()).pending_writes == [("reader", "seen", True)]
 
 
+def test_list_reads_the_matches_of_its_first_statement(sqlite_path):
+    """The keys are read once: a checkpoint deleted meanwhile is skipped, a new one not listed."""
+    with SqliteSaver.from_conn_string(sqlite_path) as saver:
+        put_chain(saver, "a", n=sql.PAGE_SIZE + 5)
+        old = put_chain(saver, "b", n=3)  # newer ids: b's checkpoints come first
+        listed = []
+        for t in saver.list(None):
+            if not listed:
+                saver.delete_thread("a")  # the rest of a, on the next page, is gone
+                put_chain(saver, "c", n=2)
+            listed.append(t.config["configurable"]["thread_id"])
+        assert listed == ["b"] * len(old) + ["a"] * (sql.PAGE_SIZE - len(old))  # the first page
+
+
 # --- errors a user meets -------------------------------------------------------------------------
 def test_closed_connection_says_so(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:

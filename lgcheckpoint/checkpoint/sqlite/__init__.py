@@ -102,14 +102,15 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first; the lock is held per page, never while the caller works."""
-        pager = sql.ListPager(config, filter, before, limit)
-        while (query := pager.next_query()) is not None:
+        """Checkpoints newest first: the keys in one SELECT, then a page of rows per lock
+        (see ``sql.list_keys``); the lock is never held while the caller works."""
+        with self._locked():
+            keys = self._fetch(sql.list_keys(config, filter, before, limit))
+        for query in sql.list_pages(keys):
             with self._locked():
                 rows = self._fetch(query)
                 found = [write for q in sql.select_page_writes(rows, self.has_task_path)
                          for write in self._fetch(q)]
-            pager.saw(rows)
             writes = sql.writes_by_checkpoint(found)
             for row in rows:
                 yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import operator
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
@@ -247,39 +247,33 @@ def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None
     return conditions
 
 
-class ListPager:
-    """Plans list() as pages of PAGE_SIZE rows, newest first, each page after the last row seen."""
+# list() in two phases: one SELECT reads the keys of every match in list order (keys only: one
+# sort, however many threads match), then the rows PAGE_SIZE keys at a time, the lock taken per
+# page. Memory holds the keys and one page; a key deleted meanwhile is skipped. (Paging "after the
+# last row seen" sorted every match again for each page: quadratic for a listing across threads.)
+LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"  # ids can tie
 
-    def __init__(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
-                 before: RunnableConfig | None, limit: int | None) -> None:
-        if limit is not None and (not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        self.conditions = list_conditions(config, filter, before)
-        self.left = limit  # rows still wanted (None: all)
-        self.last: tuple[str, str, str] | None = None  # sort key of the last row handed out
-        self.done = limit == 0
 
-    def next_query(self) -> Query | None:
-        """The next page's SELECT, or None when every row has been read."""
-        if self.done:
-            return None
-        conditions = list(self.conditions)
-        if self.last is not None:  # keyset paging: strictly after the last row, in sort order
-            conditions.append(("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)",
-                               list(self.last)))
-        where = " AND ".join(text for text, _ in conditions)
-        size = PAGE_SIZE if self.left is None else min(PAGE_SIZE, self.left)
-        return Query(f"SELECT {_COLUMNS} FROM checkpoints {'WHERE ' + where if where else ''} "
-                     "ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?",
-                     [value for _, values in conditions for value in values] + [size])
+def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
+              before: RunnableConfig | None, limit: int | None) -> Query:
+    """The keys of every checkpoint list() yields, in its order, at most ``limit`` of them."""
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    conditions = list_conditions(config, filter, before)
+    where = " AND ".join(text for text, _ in conditions)
+    query = f"SELECT {_KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
+    params = [value for _, values in conditions for value in values]
+    return Query(query, params) if limit is None else Query(query + " LIMIT ?", params + [limit])
 
-    def saw(self, rows: list[CheckpointRow]) -> None:
-        """Move past a page just read."""
-        if rows:
-            self.last = (rows[-1][2], rows[-1][0], rows[-1][1])
-        if self.left is not None:
-            self.left -= len(rows)
-        self.done = len(rows) < PAGE_SIZE or self.left == 0
+
+def list_pages(keys: list[tuple[str, str, str]]) -> Iterator[Query]:
+    """The rows of PAGE_SIZE keys at a time, each page in list() order (a join on the keys is
+    one primary-key lookup a key; `(key) IN (VALUES ...)` would scan the table)."""
+    for start in range(0, len(keys), PAGE_SIZE):
+        page = keys[start:start + PAGE_SIZE]
+        yield Query(f"WITH page({_KEY}) AS (VALUES " + ", ".join(["(?, ?, ?)"] * len(page))
+                    + f") SELECT {_COLUMNS} FROM page JOIN checkpoints USING ({_KEY}){LIST_ORDER}",
+                    [value for key in page for value in key])
 
 
 def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Sequence[Any]],
