@@ -369,8 +369,8 @@ class Pregel:
         graph, config, saver = state.locate(self, config)
         config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
         # lazily, one tuple at a time: no saver of ours holds a lock or cursor while list() yields
-        # (SQLite locks per page, Postgres and the async savers fetch first), so a snapshot may
-        # read the saver (delta channels) and each tuple is dropped once its snapshot is built
+        # (SQLite and Postgres read a page at a time), so a snapshot may read the saver (delta
+        # channels), and each tuple is dropped once its snapshot is built
         for saved in saver.list(config, filter=filter, before=before, limit=limit):
             yield state.snapshot(graph, saved.config, saved, saver)
 
