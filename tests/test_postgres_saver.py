@@ -841,9 +841,12 @@ async def listed(reader, config, **kwargs) -> list:
     return list(reader.list(config, **kwargs))
 
 
-def pages(rows: int) -> int:
-    """Statements list() runs for ``rows`` rows: the keys, then a page per PAGE_SIZE rows."""
-    return 1 + -(-rows // sql.PAGE_SIZE)
+def statements_for(rows: int, limit: int | None = None) -> int:
+    """Statements list() runs to yield ``rows`` rows: the first page; if it was full and more is
+    wanted, the keys of the rest once, then a page of rows per PAGE_SIZE keys."""
+    if rows < sql.PAGE_SIZE or (limit is not None and limit <= sql.PAGE_SIZE):
+        return 1
+    return 2 + -(-(rows - sql.PAGE_SIZE) // sql.PAGE_SIZE)
 
 
 @pytest.mark.parametrize("n", [63, 64, 65, 129])
@@ -855,23 +858,27 @@ async def test_list_reads_a_thread_in_pages_and_meets_at_the_edges(saver, front,
     for config in (cfg("t"), {"configurable": {"thread_id": "t"}}):
         found = await listed(front, config)
         assert [key(t) for t in found] == newest_first
-        assert len(front.statements) == pages(n)
+        assert len(front.statements) == statements_for(n)
         assert found[-1].pending_writes == [("task", "out", "oldest")]
 
 
 @pytest.mark.parametrize("limit", [0, 1, 64, 65, 100, 129, 500])
-async def test_list_limit_is_applied_to_the_keys(saver, front, limit):
+async def test_list_limit_is_applied_in_sql(saver, front, limit):
     for i in range(129):
         put_at(saver, "t", "", i)
     found = await listed(front, cfg("t"), limit=limit)
     wanted = min(limit, 129)
     assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(129))][:limit]
-    assert len(front.statements) == pages(wanted)
-    keys, *rows = front.statements
-    assert keys.query.startswith(sql.KEYS_SQL) and keys.params[-1] == limit
-    # pages of PAGE_SIZE keys, the last one only the keys left
-    assert [len(s.params[0]) for s in rows] == [
-        min(sql.PAGE_SIZE, wanted - start) for start in range(0, wanted, sql.PAGE_SIZE)]
+    assert len(front.statements) == statements_for(wanted, limit)
+    first, *rest = front.statements
+    assert first.query.startswith(sql.SELECT_SQL) and first.params[-1] == min(limit, sql.PAGE_SIZE)
+    if rest:
+        keys, *rows = rest
+        assert keys.query.startswith(sql.KEYS_SQL) and keys.params[-1] == limit - sql.PAGE_SIZE
+        # pages of PAGE_SIZE keys, the last one only the keys left
+        left = wanted - sql.PAGE_SIZE
+        assert [len(s.params[0]) for s in rows] == [
+            min(sql.PAGE_SIZE, left - start) for start in range(0, left, sql.PAGE_SIZE)]
 
 
 def tied_threads(saver, ids: int = 50) -> list[tuple[str, str, str]]:
@@ -889,7 +896,7 @@ async def test_list_across_threads_orders_ties_by_thread_and_namespace(saver, fr
     expected = tied_threads(saver)  # 300 rows; 64 splits a group of six equal ids
     found = await listed(front, None)
     assert [key(t) for t in found] == expected
-    assert len(front.statements) == pages(len(expected))
+    assert len(front.statements) == statements_for(len(expected))
     assert [key(t) for t in await listed(front, None, limit=130)] == expected[:130]
     # one thread, both namespaces (no namespace in the config)
     found = await listed(front, {"configurable": {"thread_id": "t1"}})
@@ -897,15 +904,16 @@ async def test_list_across_threads_orders_ties_by_thread_and_namespace(saver, fr
 
 
 async def test_list_across_threads_finds_its_keys_once(saver, front):
-    """200 rows of 100 threads: one keys statement (one sort), then pages of rows by key."""
+    """200 rows of 100 threads: the first page, the keys of the rest in one statement (one sort),
+    then pages of rows by key."""
     for i in range(200):
         put_at(saver, f"t{i % 100}", "", i, source="loop" if i % 4 else "input")
-    for filter, page_sizes in ((None, [64, 64, 64, 8]), ({"source": "loop"}, [64, 64, 22])):
+    for filter, page_sizes in ((None, [64, 64, 8]), ({"source": "loop"}, [64, 22])):
         found = await listed(front, None, filter=filter)
         assert [key(t)[0] for t in found] == [cid(i) for i in reversed(range(200))
                                                if filter is None or i % 4]
-        keys, *pages_read = front.statements
-        assert keys.query.startswith(sql.KEYS_SQL)
+        first, keys, *pages_read = front.statements
+        assert first.query.startswith(sql.SELECT_SQL) and keys.query.startswith(sql.KEYS_SQL)
         assert not any(s.query.startswith(sql.KEYS_SQL) for s in pages_read)
         assert [len(s.params[0]) for s in pages_read] == page_sizes
 
@@ -922,8 +930,8 @@ async def test_list_before_and_filter_page_together(saver, front):
     assert [key(t) for t in found] == [(cid(i), "t2", "sub:1") for i in reversed(range(40))]
 
 
-async def test_list_between_pages_skips_deleted_rows_and_lists_only_its_keys(saver, front):
-    """list() yields what matched when it started, minus what was deleted since: no repeats."""
+async def test_list_between_pages_skips_deleted_rows_and_repeats_nothing(saver, front):
+    """Nothing repeats, nothing newer than the rows yielded appears, a deleted row is skipped."""
     for i in range(200):
         put_at(saver, ("a", "b")[i % 2], "", i)
     found = []
@@ -936,8 +944,9 @@ async def test_list_between_pages_skips_deleted_rows_and_lists_only_its_keys(sav
         found.append(t)
         if len(found) == sql.PAGE_SIZE:  # the first page was yielded, the others not yet read
             saver.delete_thread("b")
-            put_at(saver, "a", "", 1000)  # newer than every key found: not listed
-            put_at(saver, "a", "", 1)  # among the keys not read yet, but not one of them
+            put_at(saver, "a", "", 1000)  # newer than the rows yielded: never listed
+            put_at(saver, "a", "", 1)  # older, and saved before the rest's keys are read: listed
     first_page = [cid(i) for i in reversed(range(200))][:sql.PAGE_SIZE]
-    later = [cid(i) for i in reversed(range(0, 200, 2)) if cid(i) < first_page[-1]]
+    later = sorted({cid(i) for i in range(0, 200, 2) if cid(i) < first_page[-1]} | {cid(1)},
+                   reverse=True)
     assert [key(t)[0] for t in found] == first_page + later

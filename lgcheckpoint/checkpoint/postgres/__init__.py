@@ -116,10 +116,13 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first: one statement finds the keys, then a page of rows per
-        statement (see ``sql.PAGE_SIZE``); ``filter`` matches metadata by JSONB containment."""
-        keys = self._fetch(sql.list_keys(config, filter, before, limit))
-        for statement in sql.list_pages(keys):
+        """Checkpoints newest first, a page of rows per statement (see ``sql.PAGE_SIZE``);
+        ``filter`` matches metadata by JSONB containment."""
+        first = self._fetch(sql.list_first(config, filter, before, limit))
+        for row in first:
+            yield sql.row_to_tuple(row, self.serde)
+        rest = sql.list_rest(config, filter, before, limit, first)
+        for statement in sql.list_pages(self._fetch(rest) if rest else []):
             for row in self._fetch(statement):
                 yield sql.row_to_tuple(row, self.serde)
 

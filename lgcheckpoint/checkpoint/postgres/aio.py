@@ -111,8 +111,11 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        keys = await self._fetch(sql.list_keys(config, filter, before, limit))
-        for statement in sql.list_pages(keys):
+        first = await self._fetch(sql.list_first(config, filter, before, limit))
+        for row in first:
+            yield sql.row_to_tuple(row, self.serde)
+        rest = sql.list_rest(config, filter, before, limit, first)
+        for statement in sql.list_pages(await self._fetch(rest) if rest else []):
             for row in await self._fetch(statement):
                 yield sql.row_to_tuple(row, self.serde)
 

@@ -14,8 +14,8 @@ every checkpoint; we blob it (see ``inline``). Both loaders merge inline values 
 library still reads the other's rows.
 
 Each verb is ONE ``Statement`` built here (several tables change through data-modifying CTEs), so
-it is atomic without an explicit transaction and costs one round trip (list() reads its keys, then
-pages of rows: ``list_keys``). ``__init__.py`` (sync) and ``aio.py`` (async) only run them, so the
+it is atomic without an explicit transaction and costs one round trip (list() reads a page at a
+time: ``list_first``). ``__init__.py`` (sync) and ``aio.py`` (async) only run them, so the
 two front doors differ by ``await`` alone.
 Next: ``postgres/__init__.py``.
 """
@@ -372,12 +372,13 @@ def list_conditions(
     return wheres, params
 
 
-# list() reads in two phases. ONE statement finds the keys of every match, newest first, limit
-# applied: the matches are sorted once, and keys alone are priced low (~54,000 for 300,000 rows,
-# under jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s to SELECT_SQL). Then
-# SELECT_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a page stays under the
-# threshold). Memory holds the keys and one page, nothing stays open between rows, and a key
-# deleted meanwhile is skipped. (Paging "after the last row" re-sorted every match per page.)
+# list() reads a page at a time. The first page is one statement, rows and all (most listings,
+# limit=10 say, end there). If more is wanted, ONE statement finds the keys of every further
+# match, newest first: the matches are sorted once, not once a page, and keys alone are priced low
+# (~54,000 for 300,000 rows, under jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s
+# to SELECT_SQL). Then SELECT_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a
+# page stays under the threshold). Memory holds the keys and one page, nothing stays open between
+# rows, and a key deleted meanwhile is skipped.
 PAGE_SIZE = 64
 # checkpoint ids can tie across threads and namespaces: the order must still be total
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
@@ -387,16 +388,30 @@ BY_KEYS = f"""WHERE ({', '.join(KEY)})
     IN (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))"""
 
 
-def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
-              before: RunnableConfig | None, limit: int | None) -> Statement:
-    """The keys of every checkpoint list() yields, in its order, at most ``limit`` of them."""
+def list_first(config: RunnableConfig | None, filter: dict[str, Any] | None,
+               before: RunnableConfig | None, limit: int | None) -> Statement:
+    """list()'s first page, rows and all: the newest PAGE_SIZE matches (or ``limit``)."""
     if limit is not None and (not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
     wheres, params = list_conditions(config, filter, before)
-    query = KEYS_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "") + LIST_ORDER
+    size = PAGE_SIZE if limit is None else min(limit, PAGE_SIZE)
+    return Statement(SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")
+                     + LIST_ORDER + " LIMIT %s", (*params, size))
+
+
+def list_rest(config: RunnableConfig | None, filter: dict[str, Any] | None,
+              before: RunnableConfig | None, limit: int | None,
+              first: list[dict[str, Any]]) -> Statement | None:
+    """The keys of every match after a full first page, in list() order (None: nothing more)."""
+    if len(first) < PAGE_SIZE or (limit is not None and limit <= PAGE_SIZE):
+        return None
+    wheres, params = list_conditions(config, filter, before)
+    wheres.append("(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)")
+    params += [first[-1]["checkpoint_id"], first[-1]["thread_id"], first[-1]["checkpoint_ns"]]
+    query = KEYS_SQL + "WHERE " + " AND ".join(wheres) + LIST_ORDER
     if limit is None:
         return Statement(query, tuple(params))
-    return Statement(query + " LIMIT %s", (*params, limit))
+    return Statement(query + " LIMIT %s", (*params, limit - PAGE_SIZE))
 
 
 def list_pages(keys: list[dict[str, Any]]) -> Iterator[Statement]:
