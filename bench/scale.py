@@ -53,7 +53,8 @@ SIZES = {
 SAVERS = {"thread": ["memory", "sqlite", "postgres"], "threads": ["memory", "sqlite", "postgres"],
           "fanout": [None], "width": [None], "workers": [None], "concurrent": [None],
           "floor": ["sqlite", "postgres"]}
-UNITS = {"bytes": "bytes", "step_bytes": "bytes", "steps_per_s": "super-steps/s"}
+UNITS = {"bytes": "bytes", "step_bytes": "bytes", "step_wal": "bytes", "floor_wal": "bytes",
+         "steps_per_s": "super-steps/s"}
 SHORT = {"langgraph": "LG", "lgcheckpoint": "ours"}
 
 

@@ -2,8 +2,9 @@
 
 The SQL and the row mapping live in ``sql.py``; this file only lends out a connection and runs
 one statement per verb: each write is atomic on its own and one round trip, and a read is the
-query of ``sql.SELECT_SQL`` (list() finds its keys first, then reads ``sql.PAGE_SIZE`` rows per
-statement). The async twin is ``aio.py``, the same file with ``await``.
+query of ``sql.SELECT_SQL`` (list() reads its first page so; for more, the keys of the rest once,
+then ``sql.PAGE_SIZE`` rows per statement by key). The async twin is ``aio.py``, the same file
+with ``await``.
 
     with PostgresSaver.from_conn_string("postgresql://postgres@localhost/postgres") as saver:
         saver.setup()                       # once per database: creates or migrates the tables

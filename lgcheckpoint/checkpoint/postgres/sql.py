@@ -118,7 +118,7 @@ RECORD_MIGRATION = "INSERT INTO checkpoint_migrations (v) VALUES (%s)"
 # Send packets its parent's tasks wrote to TASKS as its TASKS value, as LangGraph's saver does;
 # a column of the same query, so a list() page still costs one round trip.
 # convert_to(), not ::bytea, turns text into bytes: a cast would read backslashes as escapes.
-SELECT_SQL = """
+SELECT_COLUMNS = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
     (SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
        FROM jsonb_each_text(checkpoint -> 'channel_versions') AS cv
@@ -142,7 +142,8 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint
       WHERE cw.thread_id = checkpoints.thread_id AND cw.checkpoint_ns = checkpoints.checkpoint_ns
         AND cw.checkpoint_id = checkpoints.parent_checkpoint_id AND cw.channel = '{tasks}')
     END AS sends
-FROM checkpoints """.format(tasks=TASKS)
+""".format(tasks=TASKS)
+SELECT_SQL = SELECT_COLUMNS + "FROM checkpoints "
 
 # --- writing: every verb is ONE statement, so it is atomic by itself and one round trip ------
 # Rows go in as a VALUES list with one parameter per field: cheaper to bind and to plan than
@@ -376,7 +377,7 @@ def list_conditions(
 # limit=10 say, end there). If more is wanted, ONE statement finds the keys of every further
 # match, newest first: the matches are sorted once, not once a page, and keys alone are priced low
 # (~54,000 for 300,000 rows, under jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s
-# to SELECT_SQL). Then SELECT_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a
+# to SELECT_SQL). Then PAGE_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a
 # page stays under the threshold). Memory holds the keys and one page, nothing stays open between
 # rows, and a key deleted meanwhile is skipped.
 PAGE_SIZE = 64
@@ -384,8 +385,15 @@ PAGE_SIZE = 64
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
 KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")  # a checkpoint's primary key
 KEYS_SQL = f"SELECT {', '.join(KEY)} FROM checkpoints "
-BY_KEYS = f"""WHERE ({', '.join(KEY)})
-    IN (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))"""
+# A page by key: each key's row found by its primary key in key order (LATERAL ... LIMIT 1: on a
+# table not yet ANALYZEd, a join or IN list was planned as a hash join over a scan of the whole
+# table, and priced past the JIT threshold, for every page).
+PAGE_SQL = SELECT_COLUMNS + """FROM unnest(%s::text[], %s::text[], %s::text[])
+    WITH ORDINALITY AS page(t, ns, id, n)
+CROSS JOIN LATERAL (
+    SELECT * FROM checkpoints AS c WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id)
+        = (page.t, page.ns, page.id) LIMIT 1) AS checkpoints
+ORDER BY page.n"""
 
 
 def list_first(config: RunnableConfig | None, filter: dict[str, Any] | None,
@@ -415,11 +423,10 @@ def list_rest(config: RunnableConfig | None, filter: dict[str, Any] | None,
 
 
 def list_pages(keys: list[dict[str, Any]]) -> Iterator[Statement]:
-    """SELECT_SQL for PAGE_SIZE keys at a time, each page in list() order."""
+    """PAGE_SQL for PAGE_SIZE keys at a time, each page in list() order."""
     for start in range(0, len(keys), PAGE_SIZE):
         page = keys[start:start + PAGE_SIZE]
-        yield Statement(SELECT_SQL + BY_KEYS + LIST_ORDER,
-                        tuple([key[column] for key in page] for column in KEY))
+        yield Statement(PAGE_SQL, tuple([key[column] for key in page] for column in KEY))
 
 
 def inline(value: Any) -> bool:
