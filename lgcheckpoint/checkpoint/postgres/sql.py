@@ -374,12 +374,13 @@ def list_conditions(
 
 
 # list() reads a page at a time. The first page is one statement, rows and all (most listings,
-# limit=10 say, end there). If more is wanted, ONE statement finds the keys of every further
-# match, newest first: the matches are sorted once, not once a page, and keys alone are priced low
-# (~54,000 for 300,000 rows, under jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s
-# to SELECT_SQL). Then PAGE_SQL reads PAGE_SIZE rows per statement by key (~860 units a row: a
-# page stays under the threshold). Memory holds the keys and one page, nothing stays open between
-# rows, and a key deleted meanwhile is skipped.
+# limit=10 say, end there; a statement here costs a round trip and planning, ~0.5 ms). If more is
+# wanted, ONE statement finds the keys of every further match, newest first: the matches are
+# sorted once, not once a page, and keys alone are priced low (~54,000 for 300,000 rows, under
+# jit_above_cost = 100,000; JIT would add ~4 ms here but ~0.3 s to SELECT_SQL). Then PAGE_SQL
+# reads PAGE_SIZE rows per statement by key (~860 units a row: a page stays under the threshold).
+# Memory holds the keys and one page, nothing stays open between rows, and a key deleted
+# meanwhile is skipped.
 PAGE_SIZE = 64
 # checkpoint ids can tie across threads and namespaces: the order must still be total
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"

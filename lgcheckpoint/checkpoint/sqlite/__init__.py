@@ -102,27 +102,18 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first, a page per lock (see ``sql.list_first``); the lock is
-        never held while the caller works."""
-        first = self._read_page(sql.list_first(config, filter, before, limit))
-        for found in first:
-            yield found
-        if (rest := sql.list_rest(config, filter, before, limit, first)) is not None:
-            with self._locked():
-                keys = self._fetch(rest)
-            for query in sql.list_pages(keys):
-                for found in self._read_page(query):
-                    yield found
-
-    def _read_page(self, query: Query) -> list[CheckpointTuple]:
-        """One page of list(): its rows and all their writes read under one lock, then decoded."""
+        """Checkpoints newest first: the keys in one SELECT, then a page of rows per lock
+        (see ``sql.list_keys``); the lock is never held while the caller works."""
         with self._locked():
-            rows = self._fetch(query)
-            found = [write for q in sql.select_page_writes(rows, self.has_task_path)
-                     for write in self._fetch(q)]
-        writes = sql.writes_by_checkpoint(found)
-        return [sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
-                for row in rows]
+            keys = self._fetch(sql.list_keys(config, filter, before, limit))
+        for query in sql.list_pages(keys):
+            with self._locked():
+                rows = self._fetch(query)
+                found = [write for q in sql.select_page_writes(rows, self.has_task_path)
+                         for write in self._fetch(q)]
+            writes = sql.writes_by_checkpoint(found)
+            for row in rows:
+                yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
 
     def put(
         self,

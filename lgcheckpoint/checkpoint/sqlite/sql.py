@@ -247,43 +247,25 @@ def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None
     return conditions
 
 
-# list() reads a page at a time, the lock taken per page. The first page is one SELECT, rows and
-# all (most listings, limit=10 say, end there). If more is wanted, one SELECT reads the keys of
-# every further match in list order (keys only: one sort, however many threads match), then the
-# rows PAGE_SIZE keys at a time. Memory holds the keys and one page; a key deleted meanwhile is
-# skipped. (Paging "after the last row seen" sorted every match again for each page.)
+# list() in two phases: one SELECT reads the keys of every match in list order (keys only: one
+# sort, however many threads match), then the rows PAGE_SIZE keys at a time, the lock taken per
+# page. Memory holds the keys and one page; a key deleted meanwhile is skipped. (Paging "after the
+# last row seen" sorted every match again for each page: quadratic for a listing across threads.)
+# Postgres reads its first page directly, to spare a round trip; here a statement costs
+# microseconds and a second scan of every match would cost more.
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"  # ids can tie
 
 
-def list_first(config: RunnableConfig | None, filter: dict[str, Any] | None,
-               before: RunnableConfig | None, limit: int | None) -> Query:
-    """list()'s first page, rows and all: the newest PAGE_SIZE matches (or ``limit``)."""
+def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
+              before: RunnableConfig | None, limit: int | None) -> Query:
+    """The keys of every checkpoint list() yields, in its order, at most ``limit`` of them."""
     if limit is not None and (not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-    query, params = _select_listed(_COLUMNS, list_conditions(config, filter, before))
-    size = PAGE_SIZE if limit is None else min(limit, PAGE_SIZE)
-    return Query(query + " LIMIT ?", params + [size])
-
-
-def list_rest(config: RunnableConfig | None, filter: dict[str, Any] | None,
-              before: RunnableConfig | None, limit: int | None,
-              first: list[CheckpointTuple]) -> Query | None:
-    """The keys of every match after a full first page, in list() order (None: nothing more)."""
-    if len(first) < PAGE_SIZE or (limit is not None and limit <= PAGE_SIZE):
-        return None
-    last = first[-1].config["configurable"]
-    after = ("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)",
-             [last["checkpoint_id"], last["thread_id"], last["checkpoint_ns"]])
-    query, params = _select_listed(_KEY, [*list_conditions(config, filter, before), after])
-    return Query(query, params) if limit is None else Query(query + " LIMIT ?",
-                                                            params + [limit - PAGE_SIZE])
-
-
-def _select_listed(columns: str, conditions: list[Condition]) -> tuple[str, list[Any]]:
-    """SELECT these columns of the checkpoints meeting every condition, in list() order."""
+    conditions = list_conditions(config, filter, before)
     where = " AND ".join(text for text, _ in conditions)
-    return (f"SELECT {columns} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}",
-            [value for _, values in conditions for value in values])
+    query = f"SELECT {_KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
+    params = [value for _, values in conditions for value in values]
+    return Query(query, params) if limit is None else Query(query + " LIMIT ?", params + [limit])
 
 
 def list_pages(keys: list[tuple[str, str, str]]) -> Iterator[Query]:
