@@ -198,6 +198,9 @@ def test_bad_configs_and_arguments_say_what_to_do(saver):
         saver.prune(["t"], strategy="oldest")
     with pytest.raises(TypeError, match="not a single string"):
         saver.delete_for_runs("run-1")
+    for limit in (-1, "10", 2.0, True):  # one check, base.list_limit, in every saver
+        with pytest.raises(ValueError, match="limit must be a non-negative int"):
+            list(saver.list(None, limit=limit))
     assert isinstance(MissingConfigError("x"), (KeyError, ValueError))  # either except works
 
 

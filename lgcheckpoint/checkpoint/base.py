@@ -228,6 +228,13 @@ def prune_threads(thread_ids: Sequence[str], strategy: str) -> list[str]:
     return id_list(thread_ids, "prune")
 
 
+def list_limit(limit: int | None) -> int | None:
+    """list()'s limit, checked: a non-negative int (a bool is not one), or None for all rows."""
+    if limit is not None and (type(limit) is bool or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    return limit
+
+
 def get_checkpoint_id(config: RunnableConfig) -> str | None:
     """The checkpoint a config points at, or None for 'the latest'."""
     return config.get("configurable", {}).get("checkpoint_id")

@@ -35,6 +35,7 @@ from lgcheckpoint.checkpoint.base import (
     RunnableConfig,
     StringVersions,
     address,
+    list_limit,
     as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
@@ -186,6 +187,7 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Newest first within each namespace; config None walks every thread."""
+        limit = list_limit(limit)
         before_id = get_checkpoint_id(before) if before else None
         for thread_id, ns, checkpoint_id in self._candidates(config):
             if before_id and checkpoint_id >= before_id:

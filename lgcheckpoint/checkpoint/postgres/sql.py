@@ -42,6 +42,7 @@ from lgcheckpoint.checkpoint.base import (
     address,
     as_config,
     get_checkpoint_id,
+    list_limit,
     get_checkpoint_metadata,
     id_list,
     next_string_version,
@@ -400,8 +401,7 @@ ORDER BY page.n"""
 def list_first(config: RunnableConfig | None, filter: dict[str, Any] | None,
                before: RunnableConfig | None, limit: int | None) -> Statement:
     """list()'s first page, rows and all: the newest PAGE_SIZE matches (or ``limit``)."""
-    if limit is not None and (not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    limit = list_limit(limit)
     wheres, params = list_conditions(config, filter, before)
     size = PAGE_SIZE if limit is None else min(limit, PAGE_SIZE)
     return Statement(SELECT_SQL + ("WHERE " + " AND ".join(wheres) if wheres else "")

@@ -36,6 +36,7 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_id,
     get_checkpoint_metadata,
     id_list,
+    list_limit,
     prune_threads,
     writes_address,
 )
@@ -259,8 +260,7 @@ LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC" 
 def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
               before: RunnableConfig | None, limit: int | None) -> Query:
     """The keys of every checkpoint list() yields, in its order, at most ``limit`` of them."""
-    if limit is not None and (not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    limit = list_limit(limit)
     conditions = list_conditions(config, filter, before)
     where = " AND ".join(text for text, _ in conditions)
     query = f"SELECT {_KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
