@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import itertools
 import queue
@@ -132,15 +133,13 @@ def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     """Seconds to wait before the next attempt; re-raises if no policy retries this error."""
     if isinstance(exc, (GraphInterrupt, ParentCommand)):  # control flow, not a failure
         raise exc
-    for policy in task.node.retry_policy:
-        wanted = retries_on(policy.retry_on, exc)
-        if wanted and attempts < policy.max_attempts:
-            delay = min(policy.max_interval,
-                        policy.initial_interval * policy.backoff_factor ** (attempts - 1))
-            return delay + random.uniform(0, 1) if policy.jitter else delay
-        if wanted:
-            break
-    raise exc
+    # the first policy that retries this kind of error decides, as in LangGraph
+    policy = next((p for p in task.node.retry_policy if retries_on(p.retry_on, exc)), None)
+    if policy is None or attempts >= policy.max_attempts:
+        raise exc
+    delay = min(policy.max_interval,
+                policy.initial_interval * policy.backoff_factor ** (attempts - 1))
+    return delay + random.uniform(0, 1) if policy.jitter else delay
 
 
 def retries_on(retry_on: Any, exc: Exception) -> bool:
@@ -230,35 +229,14 @@ async def aattempt(task: Task, graph: Any) -> None:
 
 
 # --- one step --------------------------------------------------------------------------------
-def max_concurrency(tasks: list[Task]) -> int | None:
-    """config["max_concurrency"]: how many of a step's tasks may run at once (None: all)."""
+def step_gate(semaphore: Callable[[int], Any], tasks: list[Task]) -> Any:
+    """What each of a step's tasks holds while it runs: config["max_concurrency"] of them at
+    once (None: a gate that never closes). The @task calls they make are not counted: a caller
+    waiting on its call would hold a slot."""
     limit = tasks[0].config.get("max_concurrency") if tasks else None
     if limit is not None and (type(limit) is not int or limit < 1):
         raise ValueError(f"max_concurrency must be a positive int (or None), got {limit!r}")
-    return limit
-
-
-def gated(semaphore: Callable[[int], Any], tasks: list[Task]) -> Callable[[Callable], Callable]:
-    """Wrap a task runner so at most max_concurrency of the step's tasks run at once (the
-    @task calls they make are not counted: a caller waiting on its call would hold a slot)."""
-    limit = max_concurrency(tasks)
-    if limit is None:
-        return lambda run: run
-    gate = semaphore(limit)
-
-    def wrap(run: Callable) -> Callable:
-        if asyncio.iscoroutinefunction(run):
-            async def arun(*args: Any) -> Any:
-                async with gate:
-                    return await run(*args)
-            return arun
-
-        def run_gated(*args: Any) -> Any:
-            with gate:
-                return run(*args)
-        return run_gated
-
-    return wrap
+    return contextlib.nullcontext() if limit is None else semaphore(limit)
 
 
 def raise_step_errors(errors: list[BaseException]) -> None:
@@ -308,12 +286,15 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     if tasks:
         if not pool_holder:
             pool_holder.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="lgc"))
-        gate = gated(threading.BoundedSemaphore, tasks)
+        gate = step_gate(threading.BoundedSemaphore, tasks)
         finished: queue.SimpleQueue = queue.SimpleQueue()  # (task, future), as each finishes
 
+        def run_gated(task: Task) -> None:
+            with gate:
+                run_task(task, graph)
+
         def submit(task: Task) -> None:
-            fut = pool_holder[0].submit(contextvars.copy_context().run, gate(run_task), task,
-                                        graph)
+            fut = pool_holder[0].submit(contextvars.copy_context().run, run_gated, task)
             fut.add_done_callback(lambda fut: finished.put((task, fut)))
 
         for task in tasks:
@@ -352,14 +333,18 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
             raise
         except Exception as exc:
             tasks = ended(tasks[0], exc)
-    gate = gated(asyncio.Semaphore, tasks)
-    running = {asyncio.ensure_future(gate(arun_task)(t, graph)): t for t in tasks}
+    gate = step_gate(asyncio.Semaphore, tasks)
+
+    async def run_gated(task: Task) -> None:
+        async with gate:
+            await arun_task(task, graph)
+
+    running = {asyncio.ensure_future(run_gated(t)): t for t in tasks}
     deadline = None if timeout is None else time.monotonic() + timeout
     while running:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            done, _ = await asyncio.wait(running, timeout=left,
-                                         return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(running, timeout=left, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the caller closed the stream (live.py)
             cancel_all(running, commit)
             raise
@@ -367,7 +352,7 @@ async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
             cancel_all(running, commit)
             step_timed_out(errors, asyncio.TimeoutError)
         for fut in [f for f in running if f in done]:  # a set has no order; tasks do
-            running.update((asyncio.ensure_future(gate(arun_task)(h, graph)), h)
+            running.update((asyncio.ensure_future(run_gated(h)), h)
                            for h in ended(running.pop(fut), fut.exception()))
         if running and any(map(stops_the_step, errors)):  # the others are cancelled
             running = cancel_all(running, commit)
