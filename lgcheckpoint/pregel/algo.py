@@ -186,11 +186,8 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
                     config: dict) -> Scratchpad:
     """Collect the answers this task's interrupts already have (by task id or interrupt id)."""
     conf = config[CONF]
-    resume: list = []
-    for owner, chan, value in pending_writes:
-        if owner == tid and chan == RESUME:
-            resume = list(value) if isinstance(value, list) else [value]
-            break
+    saved = next((v for owner, chan, v in pending_writes if owner == tid and chan == RESUME), [])
+    resume = list(saved) if isinstance(saved, list) else [saved]
     if resume_map := conf.get(RESUME_MAP):
         next_id = interrupt_id(task_ns, len(resume))
         if next_id in resume_map:
@@ -223,8 +220,7 @@ def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
     return values
 
 
-SKIPPED_WRITES = frozenset(
-    (NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE_NODE))
+SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE_NODE))
 
 
 def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> None:
@@ -237,8 +233,7 @@ def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> Non
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
                  trigger_to_nodes: Mapping[str, Sequence[str]],
-                 forgetful: Iterable[str] | None = None, view: StateView | None = None
-                 ) -> set[str]:
+                 forgetful: Iterable[str] | None = None, view: StateView | None = None) -> set[str]:
     """Land a step's writes in the channels; bump versions; record what each task saw.
 
     ``forgetful`` names the channels a step without writes may clear (see Channel.forgets);
@@ -252,7 +247,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     for task in tasks:
         mark_seen(checkpoint, task.name, task.triggers)
     next_version = None if get_next_version is None else get_next_version(
-        max(versions.values()) if versions else None, None)
+        max(versions.values(), default=None), None)
     # triggers that were read are consumed (barriers reset, deferred values clear)
     for chan in {c for t in tasks for c in t.triggers if c not in RESERVED and c in channels}:
         if channels[chan].consume():
