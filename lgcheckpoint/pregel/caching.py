@@ -77,12 +77,9 @@ def wanted(tasks: Iterable[Task]) -> dict[FullKey, Task]:
 
 def take_hits(wanted: dict[FullKey, Task], found: dict[FullKey, Any]) -> list[Task]:
     """Give each task found in the cache its cached writes; return those tasks."""
-    hits = []
     for full_key, writes in found.items():
-        task = wanted[full_key]
-        task.writes.extend((chan, value) for chan, value in writes)
-        hits.append(task)
-    return hits
+        wanted[full_key].writes.extend((chan, value) for chan, value in writes)
+    return [wanted[full_key] for full_key in found]
 
 
 def entry(task: Task, writes: list) -> dict[FullKey, tuple[deque, int | None]]:
