@@ -20,9 +20,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from lgcheckpoint.constants import CALL, CONF, PUSH, RETURN
 from lgcheckpoint.pregel import caching, timeouts
 from lgcheckpoint.pregel import stream as out
-from lgcheckpoint.pregel.algo import (
-    Step, Task, make_task, reuse_pending_writes, task_path_str,
-)
+from lgcheckpoint.pregel.algo import Task, make_task, reuse_pending_writes, task_path_str
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.pregel.runner import arun_step, arun_task, run_step, run_task
 from lgcheckpoint.types import RetryPolicy, current_task
@@ -49,7 +47,7 @@ class CallNode(Node):
 
 
 def call_node(call: Call, default_policy: Sequence[RetryPolicy]) -> CallNode:
-    func, (args, kwargs) = call.func, (call.args, call.kwargs)
+    func, args, kwargs = call.func, call.args, call.kwargs
     if asyncio.iscoroutinefunction(func):
         async def run(_input: Any, **injected: Any) -> Any:
             return await func(*args, **kwargs, **injected)
@@ -95,10 +93,8 @@ class Calls:
             parent.scratchpad.call_counter += 1
             # the call runs inside its caller: its namespace is "caller:id|name"
             config = {**parent.config, CONF: {**parent.config[CONF], "checkpoint_ns": parent.ns}}
-            here = Step(loop.checkpoint, loop.pending_writes, loop.channels, config, loop.step,
-                        loop.stop)
             node = call_node(call, getattr(self.graph, "retry_policy", ()))  # entrypoint's
-            task = make_task(here, node, (call.args, call.kwargs),
+            task = make_task(loop.here()._replace(config=config), node, (call.args, call.kwargs),
                              (PUSH, parent.path, idx, True), (PUSH,),
                              (PUSH, task_path_str(parent.path), str(idx)))
             loop.tasks[task.id] = task
@@ -217,6 +213,4 @@ class AsyncCalls(Calls):
         finally:
             while self.futures:  # a call may make calls of its own
                 futures, self.futures = self.futures, []
-                await asyncio.gather(*(asyncio.wrap_future(f) if isinstance(
-                    f, concurrent.futures.Future) else f for f in futures),
-                    return_exceptions=True)
+                await asyncio.gather(*map(asyncio.wrap_future, futures), return_exceptions=True)
