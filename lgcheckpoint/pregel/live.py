@@ -90,8 +90,7 @@ def step_beside(step: Callable[[], None], chunks: Chunks) -> Iterator[None]:
     outcome.result()
 
 
-async def astep_beside(step: Callable[[], Awaitable[None]], chunks: Chunks
-                       ) -> AsyncIterator[None]:
+async def astep_beside(step: Callable[[], Awaitable[None]], chunks: Chunks) -> AsyncIterator[None]:
     """Async twin: the step is an asyncio task; closing the stream cancels it."""
     ready, event_loop = asyncio.Event(), asyncio.get_running_loop()
     chunks.wake = lambda: event_loop.call_soon_threadsafe(ready.set)  # sync nodes: threads

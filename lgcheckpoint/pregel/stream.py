@@ -14,8 +14,7 @@ from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
 
 
-def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False
-                    ) -> dict:
+def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False) -> dict:
     """{node: {key: value}} for one task; repeated keys become a list of single-key dicts;
     a single-value state shows the value itself, a @task call what it returned."""
     mine = [(c, v) for c, v in writes if c in key_list(keys)]
