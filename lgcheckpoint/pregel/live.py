@@ -67,11 +67,9 @@ def step_beside(step: Callable[[], None], chunks: Chunks) -> Iterator[None]:
 
     def work() -> None:
         try:
-            step()
+            outcome.set_result(step())
         except BaseException as exc:
             outcome.set_exception(exc)
-        else:
-            outcome.set_result(None)
         finally:
             ready.set()
 
