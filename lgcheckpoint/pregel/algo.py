@@ -186,6 +186,7 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
                     config: dict) -> Scratchpad:
     """Collect the answers this task's interrupts already have (by task id or interrupt id)."""
     conf = config[CONF]
+    # the answers an earlier run of this task saved (interrupt() saves them as a list)
     saved = next((v for owner, chan, v in pending_writes if owner == tid and chan == RESUME), [])
     resume = list(saved) if isinstance(saved, list) else [saved]
     if resume_map := conf.get(RESUME_MAP):

@@ -121,7 +121,7 @@ def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
 
 
 def check_sends(task: Task, known_nodes: Any) -> None:
-    for chan, value in task.writes:
+    for _, value in task.writes:
         if isinstance(value, Send) and value.node not in known_nodes:
             raise InvalidUpdateError(
                 f"Node '{task.name}' sent a packet to unknown node '{value.node}': "
