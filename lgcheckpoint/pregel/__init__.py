@@ -35,7 +35,7 @@ from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import run_runtime
-from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, current_task
+from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
@@ -109,8 +109,7 @@ class Pregel:
         self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels
         # what stream_mode="values" shows; LangGraph's default: every channel
-        self.stream_channels = list(self.channels) if stream_channels is None else (
-            stream_channels)
+        self.stream_channels = list(self.channels) if stream_channels is None else stream_channels
         self.stream_mode = stream_mode  # the mode stream() uses when given none
         self.interrupt_before_nodes = interrupt_before_nodes
         self.interrupt_after_nodes = interrupt_after_nodes
@@ -135,8 +134,7 @@ class Pregel:
                version: str = "v1", **kwargs: Any) -> Any:
         """Run to completion (or to an interrupt) and return the final state (version="v2":
         a GraphOutput of the output and the interrupts)."""
-        check_invoke_version(version, stream_mode)
-        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
@@ -144,8 +142,7 @@ class Pregel:
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
                       stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
-        check_invoke_version(version, stream_mode)
-        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
         return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
@@ -161,12 +158,8 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
                context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) as they come (live.py)."""
-        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        durability = durability_option(options, durability)
-        refuse_unimplemented("stream", options)
-        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context,
-                            printed)
+        run = self._prepare("stream", config, stream_mode, subgraphs, durability, interrupt_before,
+                            interrupt_after, output_keys, context, options)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
@@ -204,11 +197,8 @@ class Pregel:
                       output_keys: Any = None, context: Any = None, **options: Any
                       ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        durability = durability_option(options, durability)
-        refuse_unimplemented("astream", options)
-        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context, printed)
+        run = self._prepare("astream", config, stream_mode, subgraphs, durability,
+                            interrupt_before, interrupt_after, output_keys, context, options)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         calls = AsyncCalls(loop, self)
@@ -239,10 +229,13 @@ class Pregel:
             yield chunk
         self._raise_outcome(loop, run, error, suppressed)
 
-    def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
+    def _prepare(self, method: str, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any, context: Any = None, printed: tuple = ()) -> Run:
+                 output_keys: Any, context: Any, options: dict) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
+        refuse_unimplemented(method, options)  # what is left: options we do not implement
         stream_mode = self.stream_mode if stream_mode is None else stream_mode
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
@@ -376,8 +369,9 @@ class Pregel:
 
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:
-        """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
-        return update.update_state(self, config, values, as_node, task_id)
+        """Write values as if node `as_node` returned them; a new checkpoint (source "update"):
+        a bulk update of one superstep of one update."""
+        return update.bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
 
     def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
         """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
@@ -554,13 +548,15 @@ def subgraph_config(task: Any) -> dict:
     return {**task.config, CONF: child}
 
 
-def check_invoke_version(version: str, stream_mode: Any) -> None:
-    """v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
+def invoke_modes(version: str, stream_mode: Any) -> Any:
+    """The modes invoke streams: "values" also needs "updates", where interrupts arrive.
+    v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
     if version not in ("v1", "v2"):
         raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
     if version == "v2" and stream_mode != "values":
         raise TypeError("lgcheckpoint does not implement invoke(version='v2') with stream_mode="
                         f"{stream_mode!r} (LangGraph's v2 stream parts): use version='v1'")
+    return ["updates", "values"] if stream_mode == "values" else stream_mode
 
 
 def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = None) -> Any:
