@@ -17,9 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
-from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID,
-)
+from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID
 
 COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 
