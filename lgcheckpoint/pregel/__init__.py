@@ -137,16 +137,14 @@ class Pregel:
         modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
-                              self if version == "v2" else None)
+        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
                       stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
         modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
-                              self if version == "v2" else None)
+        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     def typed_output(self, values: Any) -> Any:
         """invoke(version="v2")'s value: the output as read (a StateGraph builds its type)."""
@@ -246,10 +244,10 @@ class Pregel:
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
         conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
-        modes = stream_modes(stream_mode)
-        return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
-                   subgraphs, durability,
-                   live.Chunks(), self.stream_channels if output_keys is None else output_keys,
+        # the modes collected: those asked for, then those only printed (debug=True, print_mode=)
+        modes = list(dict.fromkeys([*stream_modes(stream_mode), *printed]))
+        return Run(config, saver, modes, stream_mode, subgraphs, durability, live.Chunks(),
+                   self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
                    printed)
@@ -300,8 +298,7 @@ class Pregel:
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
 
-    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool
-              ) -> PregelLoop:
+    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
         root_emit = conf.get(ROOT_STREAM)
@@ -541,8 +538,8 @@ def subgraph_config(task: Any) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
     conf = task_config(task)[CONF]  # where the task runs, as its node sees it
     child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}
-    calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
-        task.scratchpad.subgraph_counter + 1)
+    calls = task.scratchpad.subgraph_counter  # subgraphs this task called before this one
+    task.scratchpad.subgraph_counter += 1
     child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
     child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
     return {**task.config, CONF: child}
@@ -559,9 +556,10 @@ def invoke_modes(version: str, stream_mode: Any) -> Any:
     return ["updates", "values"] if stream_mode == "values" else stream_mode
 
 
-def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = None) -> Any:
+def collect_output(graph: Pregel, chunks: list, stream_mode: Any, version: str,
+                   subgraphs: bool) -> Any:
     """invoke's result: the last values chunk, plus any interrupts raised on the way; with
-    ``v2`` (the graph), a GraphOutput of its typed output and the interrupts, kept apart."""
+    version "v2", a GraphOutput of the graph's typed output and the interrupts, kept apart."""
     if stream_mode != "values":
         return chunks
     latest, interrupts = None, []
@@ -574,10 +572,10 @@ def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = No
             interrupts.extend(found)
         elif mode == "values":
             latest = payload
-    if v2 is not None:  # the values stream shows interrupts under "__interrupt__": not v2's
+    if version == "v2":  # the values stream shows interrupts under "__interrupt__": not v2's
         if isinstance(latest, dict) and "__interrupt__" in latest:
             latest = {k: v for k, v in latest.items() if k != "__interrupt__"}
-        return GraphOutput(v2.typed_output(latest), tuple(interrupts))
+        return GraphOutput(graph.typed_output(latest), tuple(interrupts))
     if interrupts:
         return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
     return latest
