@@ -67,11 +67,10 @@ class Replay:
         self.visited: set[str] = set()  # namespaces already called in this run
 
     def first_visit(self, ns: str) -> bool:
-        stable = ns.rsplit(NS_END, 1)[0]
-        if stable in self.visited:
-            return False
+        stable = ns.rsplit(NS_END, 1)[0]  # the call's namespace without its task id
+        first = stable not in self.visited
         self.visited.add(stable)
-        return True
+        return first
 
 
 def replay_bound(conf: dict) -> str | None:
