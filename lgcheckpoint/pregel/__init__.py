@@ -114,8 +114,7 @@ class Pregel:
         self.interrupt_before_nodes = interrupt_before_nodes
         self.interrupt_after_nodes = interrupt_after_nodes
         self.name, self.config = name, config
-        if debug is not None:
-            self.debug = debug
+        self.debug = bool(debug)  # None (not given) is False, the class default
         if auto_validate:
             validate_graph(self)  # a channel that does not exist fails here, not mid-run
         # which nodes can a write to this channel wake up?
