@@ -85,8 +85,7 @@ def replay_bound(conf: dict) -> str | None:
 
 def load_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
     """The latest checkpoint of config's namespace saved before checkpoint `bound`."""
-    before = {CONF: {"checkpoint_id": bound}}
-    return next(iter(saver.list(config, before=before, limit=1)), None)
+    return next(iter(saver.list(config, before={CONF: {"checkpoint_id": bound}}, limit=1)), None)
 
 
 async def aload_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
