@@ -31,7 +31,7 @@ def json_schema(graph: Any, typ: Any, suffix: str) -> dict:
         return typ.model_json_schema()
     if hasattr(typ, "__required_keys__"):  # a TypedDict
         return pd.TypeAdapter(typ).json_schema()
-    channels, keys = graph.builder.channels, graph.builder.schemas[typ]  # keys: the schema's
+    channels, keys = graph.builder.channels, graph.builder.schemas[typ]  # the schema's keys
     if keys == [ROOT]:
         root = channels[ROOT].UpdateType
         return pd.create_model(graph.name + suffix, __base__=pd.RootModel[root],
