@@ -35,7 +35,7 @@ from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import run_runtime
-from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, current_task
+from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
@@ -109,14 +109,12 @@ class Pregel:
         self.context_schema = context_schema  # the type of invoke(..., context=...)
         self.input_channels, self.output_channels = input_channels, output_channels
         # what stream_mode="values" shows; LangGraph's default: every channel
-        self.stream_channels = list(self.channels) if stream_channels is None else (
-            stream_channels)
+        self.stream_channels = list(self.channels) if stream_channels is None else stream_channels
         self.stream_mode = stream_mode  # the mode stream() uses when given none
         self.interrupt_before_nodes = interrupt_before_nodes
         self.interrupt_after_nodes = interrupt_after_nodes
         self.name, self.config = name, config
-        if debug is not None:
-            self.debug = debug
+        self.debug = bool(debug)  # None (not given) is False, the class default
         if auto_validate:
             validate_graph(self)  # a channel that does not exist fails here, not mid-run
         # which nodes can a write to this channel wake up?
@@ -135,21 +133,17 @@ class Pregel:
                version: str = "v1", **kwargs: Any) -> Any:
         """Run to completion (or to an interrupt) and return the final state (version="v2":
         a GraphOutput of the output and the interrupts)."""
-        check_invoke_version(version, stream_mode)
-        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
-                              self if version == "v2" else None)
+        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
                       stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
-        check_invoke_version(version, stream_mode)
-        modes = ["updates", "values"] if stream_mode == "values" else stream_mode
+        modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
-        return collect_output(chunks, stream_mode, kwargs.get("subgraphs", False),
-                              self if version == "v2" else None)
+        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     def typed_output(self, values: Any) -> Any:
         """invoke(version="v2")'s value: the output as read (a StateGraph builds its type)."""
@@ -161,12 +155,8 @@ class Pregel:
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
                context: Any = None, **options: Any) -> Iterator[Any]:
         """Run the graph, yielding chunks of the requested stream mode(s) as they come (live.py)."""
-        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        durability = durability_option(options, durability)
-        refuse_unimplemented("stream", options)
-        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context,
-                            printed)
+        run = self._prepare("stream", config, stream_mode, subgraphs, durability, interrupt_before,
+                            interrupt_after, output_keys, context, options)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
@@ -204,11 +194,8 @@ class Pregel:
                       output_keys: Any = None, context: Any = None, **options: Any
                       ) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
-        durability = durability_option(options, durability)
-        refuse_unimplemented("astream", options)
-        run = self._prepare(config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context, printed)
+        run = self._prepare("astream", config, stream_mode, subgraphs, durability,
+                            interrupt_before, interrupt_after, output_keys, context, options)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         calls = AsyncCalls(loop, self)
@@ -239,10 +226,13 @@ class Pregel:
             yield chunk
         self._raise_outcome(loop, run, error, suppressed)
 
-    def _prepare(self, config: dict | None, stream_mode: Any, subgraphs: bool,
+    def _prepare(self, method: str, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any, context: Any = None, printed: tuple = ()) -> Run:
+                 output_keys: Any, context: Any, options: dict) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
+        printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
+        durability = durability_option(options, durability)
+        refuse_unimplemented(method, options)  # what is left: options we do not implement
         stream_mode = self.stream_mode if stream_mode is None else stream_mode
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
@@ -253,10 +243,10 @@ class Pregel:
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
         conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
-        modes = stream_modes(stream_mode)
-        return Run(config, saver, [*modes, *(m for m in printed if m not in modes)], stream_mode,
-                   subgraphs, durability,
-                   live.Chunks(), self.stream_channels if output_keys is None else output_keys,
+        # the modes collected: those asked for, then those only printed (debug=True, print_mode=)
+        modes = list(dict.fromkeys([*stream_modes(stream_mode), *printed]))
+        return Run(config, saver, modes, stream_mode, subgraphs, durability, live.Chunks(),
+                   self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
                    printed)
@@ -307,8 +297,7 @@ class Pregel:
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
 
-    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool
-              ) -> PregelLoop:
+    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
         root_emit = conf.get(ROOT_STREAM)
@@ -376,8 +365,9 @@ class Pregel:
 
     def update_state(self, config: dict, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict:
-        """Write values as if node `as_node` returned them; a new checkpoint (source "update")."""
-        return update.update_state(self, config, values, as_node, task_id)
+        """Write values as if node `as_node` returned them; a new checkpoint (source "update"):
+        a bulk update of one superstep of one update."""
+        return update.bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
 
     def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
         """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
@@ -547,25 +537,28 @@ def subgraph_config(task: Any) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
     conf = task_config(task)[CONF]  # where the task runs, as its node sees it
     child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}
-    calls, task.scratchpad.subgraph_counter = task.scratchpad.subgraph_counter, (
-        task.scratchpad.subgraph_counter + 1)
+    calls = task.scratchpad.subgraph_counter  # subgraphs this task called before this one
+    task.scratchpad.subgraph_counter += 1
     child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
     child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
     return {**task.config, CONF: child}
 
 
-def check_invoke_version(version: str, stream_mode: Any) -> None:
-    """v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
+def invoke_modes(version: str, stream_mode: Any) -> Any:
+    """The modes invoke streams: "values" also needs "updates", where interrupts arrive.
+    v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
     if version not in ("v1", "v2"):
         raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
     if version == "v2" and stream_mode != "values":
         raise TypeError("lgcheckpoint does not implement invoke(version='v2') with stream_mode="
                         f"{stream_mode!r} (LangGraph's v2 stream parts): use version='v1'")
+    return ["updates", "values"] if stream_mode == "values" else stream_mode
 
 
-def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = None) -> Any:
+def collect_output(graph: Pregel, chunks: list, stream_mode: Any, version: str,
+                   subgraphs: bool) -> Any:
     """invoke's result: the last values chunk, plus any interrupts raised on the way; with
-    ``v2`` (the graph), a GraphOutput of its typed output and the interrupts, kept apart."""
+    version "v2", a GraphOutput of the graph's typed output and the interrupts, kept apart."""
     if stream_mode != "values":
         return chunks
     latest, interrupts = None, []
@@ -578,10 +571,10 @@ def collect_output(chunks: list, stream_mode: Any, subgraphs: bool, v2: Any = No
             interrupts.extend(found)
         elif mode == "values":
             latest = payload
-    if v2 is not None:  # the values stream shows interrupts under "__interrupt__": not v2's
+    if version == "v2":  # the values stream shows interrupts under "__interrupt__": not v2's
         if isinstance(latest, dict) and "__interrupt__" in latest:
             latest = {k: v for k, v in latest.items() if k != "__interrupt__"}
-        return GraphOutput(v2.typed_output(latest), tuple(interrupts))
+        return GraphOutput(graph.typed_output(latest), tuple(interrupts))
     if interrupts:
         return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
     return latest

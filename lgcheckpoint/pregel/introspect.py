@@ -12,9 +12,7 @@ import copy as copying
 import dataclasses
 from typing import Annotated, Any, Iterator, get_args, get_origin
 
-from lgcheckpoint.constants import CONF, ROOT
-
-NS_SEP = "|"
+from lgcheckpoint.constants import CONF, NS_SEP, ROOT
 
 
 def pydantic() -> Any:
@@ -33,9 +31,7 @@ def json_schema(graph: Any, typ: Any, suffix: str) -> dict:
         return typ.model_json_schema()
     if hasattr(typ, "__required_keys__"):  # a TypedDict
         return pd.TypeAdapter(typ).json_schema()
-    builder = graph.builder
-    channels = builder.channels
-    keys = builder.schemas[typ]
+    channels, keys = graph.builder.channels, graph.builder.schemas[typ]  # the schema's keys
     if keys == [ROOT]:
         root = channels[ROOT].UpdateType
         return pd.create_model(graph.name + suffix, __base__=pd.RootModel[root],
@@ -66,8 +62,7 @@ def channels_model(graph: Any, keys: str | list[str], suffix: str) -> Any:
     typ = (lambda k: graph.channels[k].UpdateType) if suffix == "Input" else (
         lambda k: graph.channels[k].ValueType)
     if isinstance(keys, str):
-        root = typ(keys)
-        return pd.create_model(graph.name + suffix, __base__=pd.RootModel[root])
+        return pd.create_model(graph.name + suffix, __base__=pd.RootModel[typ(keys)])
     return pd.create_model(graph.name + suffix, **{k: (typ(k), None) for k in keys})
 
 
@@ -108,8 +103,7 @@ def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False
               ) -> Iterator[tuple[str, Any]]:
     """(namespace, graph) of each node that runs a graph; `namespace` picks one ("a|b")."""
     for name, node in graph.nodes.items():
-        if namespace is not None and namespace != name and not namespace.startswith(
-                name + NS_SEP):
+        if namespace is not None and namespace != name and not namespace.startswith(name + NS_SEP):
             continue
         inner = node.inner_graph
         if inner is None:

@@ -10,17 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint
-from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, NS_END, NS_SEP, NULL_TASK_ID, START,
-)
+from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, NULL_TASK_ID, START
 from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
     InputWrites, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
 )
-from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, empty_checkpoint,
-)
+from lgcheckpoint.pregel.checkpoint import channels_from_checkpoint, empty_checkpoint
 from lgcheckpoint.pregel.subgraphs import own_namespace, resolve_saver
 from lgcheckpoint.types import StateSnapshot
 

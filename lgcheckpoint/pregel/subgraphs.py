@@ -17,9 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from lgcheckpoint.checkpoint.base import CheckpointTuple
-from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID,
-)
+from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID
 
 COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 
@@ -69,11 +67,10 @@ class Replay:
         self.visited: set[str] = set()  # namespaces already called in this run
 
     def first_visit(self, ns: str) -> bool:
-        stable = ns.rsplit(NS_END, 1)[0]
-        if stable in self.visited:
-            return False
+        stable = ns.rsplit(NS_END, 1)[0]  # the call's namespace without its task id
+        first = stable not in self.visited
         self.visited.add(stable)
-        return True
+        return first
 
 
 def replay_bound(conf: dict) -> str | None:
@@ -88,8 +85,7 @@ def replay_bound(conf: dict) -> str | None:
 
 def load_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
     """The latest checkpoint of config's namespace saved before checkpoint `bound`."""
-    before = {CONF: {"checkpoint_id": bound}}
-    return next(iter(saver.list(config, before=before, limit=1)), None)
+    return next(iter(saver.list(config, before={CONF: {"checkpoint_id": bound}}, limit=1)), None)
 
 
 async def aload_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:

@@ -38,9 +38,7 @@ from lgcheckpoint.pregel.checkpoint import (
 from lgcheckpoint.pregel.loop import input_writes
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.pregel.runner import branch_input
-from lgcheckpoint.pregel.state import (
-    apply_null_writes, infer_as_node, locate, restore, superseded,
-)
+from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded
 from lgcheckpoint.types import StateUpdate
 
 COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
@@ -74,13 +72,11 @@ class Edit:
         self.keeps_writes = saved is not None and not (
             first and superseded(self.saver, self.config, saved))
 
-    def apply(self, tasks: Any) -> set[str]:
+    def apply(self, tasks: Any) -> None:
         tasks = list(tasks)
-        updated = apply_writes(self.checkpoint, self.channels, tasks, self.saver.get_next_version,
-                               self.graph.trigger_to_nodes)
-        self.updated |= updated
+        self.updated |= apply_writes(self.checkpoint, self.channels, tasks,
+                                     self.saver.get_next_version, self.graph.trigger_to_nodes)
         self.delta.overwritten(w for task in tasks for w in task.writes)
-        return updated
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
@@ -237,9 +233,3 @@ def node_writes(edit: Edit, node: Any, values: Any) -> list:
 def update_task_id(checkpoint_id: str, i: int) -> str:
     """The task id of the i-th update of a superstep when the node has no task to reuse."""
     return str(uuid.uuid5(uuid.UUID(checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}"))
-
-
-def update_state(graph: Any, config: dict, values: Any, as_node: str | None,
-                 task_id: str | None = None) -> dict:
-    """Apply `values` as if `as_node` returned them: a bulk update of one superstep of one."""
-    return bulk_update_state(graph, config, [[StateUpdate(values, as_node, task_id)]])

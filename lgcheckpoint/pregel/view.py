@@ -69,8 +69,6 @@ class StateView:
 def key_lists(graph: Any, output_keys: KeyList | str) -> list:
     """What a step reads whole: each node's input, each conditional edge's, the output (and
     the "checkpoints" chunk's)."""
-    lists: list = [output_keys, graph.stream_channels]
-    for node in graph.nodes.values():
-        lists.append(node.reads)
-        lists.extend(branch.reads for branch in node.branches)
-    return lists
+    nodes = graph.nodes.values()
+    return [output_keys, graph.stream_channels, *(node.reads for node in nodes),
+            *(branch.reads for node in nodes for branch in node.branches)]
