@@ -20,8 +20,9 @@ FUNCTION_ID = ["langgraph", "_internal", "_runnable", "RunnableCallable"]
 COMPILED_ID = ["langgraph", "graph", "state", "CompiledStateGraph"]
 STYLES = {"default": "fill:#f2f0ff,line-height:1.2", "first": "fill-opacity:0",
           "last": "fill:#bfb6fc"}  # mermaid classDefs, as LangGraph draws them
-ESCAPES = {"[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;",
-           '"': "#quot;", "<": "#60;", ">": "#62;", "|": "#124;"}  # inside a node's label
+# inside a node's label; "#" first, as the entities after it contain one
+ESCAPES = {"#": "#35;", "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;",
+           "}": "#125;", '"': "#quot;", "<": "#60;", ">": "#62;", "|": "#124;"}
 
 
 class DrawNode(NamedTuple):
@@ -213,8 +214,7 @@ def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
 def last_step(found: set, first: list[str], limit: int = 250) -> set:
     """The nodes running in the last step of a dry run that follows every edge from the
     first step's nodes (START's)."""
-    tasks: set = set(first)
-    last: set = set()
+    tasks, last = set(first), set()
     for _ in range(limit + 1):
         if not tasks:
             break
@@ -229,9 +229,8 @@ def node_metadata(graph: Any, builder: Any, name: str) -> dict | None:
     meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)
     if getattr(spec, "defer", False):
         meta["defer"] = True
-    before, after = (() if nodes == "*" else nodes for nodes in (
-        graph.interrupt_before_nodes, graph.interrupt_after_nodes))
-    when = [w for w, nodes in (("before", before), ("after", after)) if name in nodes]
+    interrupts = (("before", graph.interrupt_before_nodes), ("after", graph.interrupt_after_nodes))
+    when = [w for w, nodes in interrupts if nodes != "*" and name in nodes]
     if when:
         meta["__interrupt"] = ",".join(when)
     return meta or None
@@ -252,7 +251,7 @@ def mermaid(graph: Graph, with_styles: bool, curve: str, colors: Any, wrap: int)
     shapes.update({last.id: "{0}([{1}]):::last"} if last else {})
     inside: dict[str, list[DrawNode]] = {}  # subgraph prefix -> its nodes
     for key, node in graph.nodes.items():
-        inside.setdefault(key.rsplit(":", 1)[0] if ":" in key else "", []).append(node)
+        inside.setdefault(key.rpartition(":")[0], []).append(node)
 
     def node_line(node: DrawNode) -> str:
         name = node.name.split(":")[-1]
@@ -282,22 +281,17 @@ def mermaid(graph: Graph, with_styles: bool, curve: str, colors: Any, wrap: int)
         for edge in edges:
             out += f"\t{safe_id(edge.source)}{arrow(edge, wrap)}{safe_id(edge.target)};\n"
         for nested, nested_edges in groups.items():
-            rest = nested[len(prefix) + 1:]
-            if nested.startswith(prefix + ":") and nested != prefix and ":" not in rest:
+            if nested and nested.rpartition(":")[0] == prefix:  # a subgraph right inside
                 out += block(nested_edges, nested)
+        seen.add(prefix)  # drawn: the loop below boxes only the prefixes with no edges
         return out + ("\tend\n" if boxed else "")
 
     text += "".join(node_line(n) for n in inside.get("", ())) if with_styles else ""
-    text += block(groups.get("", []), "")
-    for prefix, edges in groups.items():
-        if prefix and ":" not in prefix:
-            text += block(edges, prefix)
-            seen.add(prefix)
+    text += block(groups.get("", []), "")  # the top level, then each subgraph inside it
     if with_styles:
         for prefix, nodes in inside.items():
             if prefix and ":" not in prefix and prefix not in seen:
                 text += f"\tsubgraph {prefix}\n" + "".join(map(node_line, nodes)) + "\tend\n"
-                seen.add(prefix)
         styles = {k: getattr(colors, k, v) for k, v in STYLES.items()}
         text += "".join(f"\tclassDef {k} {v}\n" for k, v in styles.items())
     return text
@@ -326,7 +320,6 @@ def metadata_text(value: Any) -> str | None:
 
 
 def escape(text: str) -> str:
-    text = text.replace("#", "#35;")
     for char, entity in ESCAPES.items():
         text = text.replace(char, entity)
     return text
