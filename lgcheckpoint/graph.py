@@ -126,10 +126,10 @@ class NodeSpec(NamedTuple):
 
     func: Callable
     input_schema: Any
-    retry_policy: Sequence[RetryPolicy]
-    defer: bool
-    ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
-    cache_policy: CachePolicy | None
+    retry_policy: Sequence[RetryPolicy] = ()
+    defer: bool = False
+    ends: tuple[str, ...] | dict[str, str] = ()  # a dict: target -> label of the edge
+    cache_policy: CachePolicy | None = None
     timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
     error_handler: str | None = None  # the node that handles its errors (pregel/handlers.py)
     is_error_handler: bool = False  # a handler: node defaults never give it a handler of its own
@@ -249,14 +249,13 @@ class StateGraph:
         # where a returned Command may go; a dict also names each edge (for get_graph)
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
+        schema = input_schema or self.state_schema  # the keys the node reads
         handler = None
         if error_handler is not None:  # a node of its own, reading what the failed node read
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
-            self.nodes[handler] = NodeSpec(error_handler, input_schema or self.state_schema, (),
-                                           False, (), None, is_error_handler=True)
-        self.nodes[node] = NodeSpec(action, input_schema or self.state_schema,
-                                    policy_tuple(retry_policy), defer, ends, cache_policy,
-                                    timeout=timeout, error_handler=handler)
+            self.nodes[handler] = NodeSpec(error_handler, schema, is_error_handler=True)
+        self.nodes[node] = NodeSpec(action, schema, policy_tuple(retry_policy), defer, ends,
+                                    cache_policy, timeout=timeout, error_handler=handler)
         return self
 
     def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
@@ -285,8 +284,8 @@ class StateGraph:
         handler = None
         if defaults.error_handler is not None:
             handler = DEFAULT_HANDLER
-            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema, (), False, (),
-                                      None, is_error_handler=True)
+            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema,
+                                      is_error_handler=True)
         for name, spec in specs.items():
             regular = not spec.is_error_handler
             specs[name] = spec._replace(
@@ -440,16 +439,13 @@ class StateGraph:
                     spec.path, spec.path_map, reads, mapper_for(schema), managed,
                     sees_update=spec.input_schema is None))
         channels[TASKS] = Topic(accumulate=False, key=TASKS)
-        compiled = CompiledStateGraph(
+        return CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before_nodes=interrupt_before,
             interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
-            stream_mode="updates",
-            context_schema=self.context_schema)
-        compiled.debug = debug
-        return compiled
+            stream_mode="updates", context_schema=self.context_schema, debug=debug)
 
     def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
         """A schema's keys to read (a single-value state's one channel by name, read as the
