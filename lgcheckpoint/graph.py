@@ -19,12 +19,10 @@ from typing import NotRequired, Required, get_type_hints
 from lgcheckpoint.cache.base import check_cache
 from lgcheckpoint.channels import (
     BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
-    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
-from lgcheckpoint.constants import (
-    BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START, TASKS,
-)
+from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
@@ -400,16 +398,16 @@ class StateGraph:
         self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)  # checked by Pregel()
         cache = self._allowlisted(check_cache(cache, "compile"))
-        channels: dict[str, Channel] = {**self.channels,
-                                        START: EphemeralValue(self.input_schema, key=START)}
+        # Pregel() tells each channel its name and adds TASKS, Send's Topic (named_channels)
+        channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
         nodes = {START: Node(START, None, [START], START, frozenset(
             k for k in self.schemas[self.input_schema] if k not in self.managed), hidden=True)}
         # a node may return a managed key: the write is saved, then ignored (as in LangGraph)
         every_key = frozenset(self.channels) | frozenset(self.managed)
         for key, spec in self._specs_with_defaults().items():
             trigger = BRANCH_TO.format(key)
-            channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
-                EphemeralValue(guard=False, key=trigger))
+            channels[trigger] = LastValueAfterFinish() if spec.defer else (
+                EphemeralValue(guard=False))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
             reads, managed = self._reads(spec.input_schema)
             nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
@@ -425,7 +423,7 @@ class StateGraph:
                 chan_name = f"join:{'+'.join(starts)}:{end}"
                 deferred = self.nodes[end].defer  # waits until nothing else is left to run
                 barrier = NamedBarrierValueAfterFinish if deferred else NamedBarrierValue
-                channels[chan_name] = barrier(str, set(starts), key=chan_name)
+                channels[chan_name] = barrier(str, set(starts))
                 nodes[end].triggers.append(chan_name)
                 for start in starts:
                     nodes[start].joins.append(chan_name)
@@ -438,7 +436,6 @@ class StateGraph:
                 nodes[start].branches.append(Branch(
                     spec.path, spec.path_map, reads, mapper_for(schema), managed,
                     sees_update=spec.input_schema is None))
-        channels[TASKS] = Topic(accumulate=False, key=TASKS)
         return CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
