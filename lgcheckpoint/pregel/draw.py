@@ -129,7 +129,8 @@ class Graph:
 
 def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = False) -> Graph:
     """Nodes and edges of compiled `graph`; with xray, subgraphs (xray=N: N levels deep)."""
-    builder = getattr(graph, "builder", None)
+    specs = getattr(getattr(graph, "builder", None), "nodes", {})  # a StateGraph's add_node
+    deferred = {name for name, spec in specs.items() if spec.defer}
     found = set()  # (source, target, conditional, label), drawn sorted as LangGraph does
     for name, node in graph.nodes.items():
         found |= {(name, chan.removeprefix("branch:to:"), False, None) for chan in node.edges}
@@ -140,12 +141,11 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
             pairs = branch.path_map.items() if branch.path_map is not None else [
                 (n, n) for n in [*graph.nodes, END] if n not in (START, name)]
             found |= {(name, t, True, str(label)) for label, t in pairs}
-    specs = getattr(builder, "nodes", {})
-    found |= deferred_edges(found, {n for n, spec in specs.items() if getattr(spec, "defer", 0)})
+    found |= deferred_edges(found, deferred)
     starts, written = channel_edges(graph)  # the low-level API's nodes (builder.py)
     found |= written
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
-                                    node_metadata(graph, builder, name))
+                                    node_metadata(graph, name, name in deferred))
                      for name, node in graph.nodes.items()})
     if starts:  # no START node: the input's channels start these
         drawing.nodes[START] = DrawNode(START, START, START)
@@ -182,11 +182,10 @@ def channel_edges(graph: Any) -> tuple[list[str], set]:
     inputs = graph.input_channels
     starts = sorted({n for chan in ([inputs] if isinstance(inputs, str) else inputs)
                      for n in graph.trigger_to_nodes.get(chan, ())})
-    found = set()
-    for name, node in lowlevel.items():
-        written = {w.channel for w in node.writers if isinstance(w, ChannelWriteEntry)}
-        found |= {(name, n, False, None) for chan in written
-                  for n in graph.trigger_to_nodes.get(chan, ())}
+    # from each node to every node that a channel it writes triggers
+    found = {(name, n, False, None) for name, node in lowlevel.items()
+             for w in node.writers if isinstance(w, ChannelWriteEntry)
+             for n in graph.trigger_to_nodes.get(w.channel, ())}
     return starts, found
 
 
@@ -222,12 +221,11 @@ def last_step(found: set, first: list[str], limit: int = 250) -> set:
     return last
 
 
-def node_metadata(graph: Any, builder: Any, name: str) -> dict | None:
+def node_metadata(graph: Any, name: str, deferred: bool) -> dict | None:
     """What LangGraph shows under a node's name: its metadata, deferred, interrupted before /
     after."""
-    spec = getattr(builder, "nodes", {}).get(name)
     meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)
-    if getattr(spec, "defer", False):
+    if deferred:
         meta["defer"] = True
     interrupts = (("before", graph.interrupt_before_nodes), ("after", graph.interrupt_after_nodes))
     when = [w for w, nodes in interrupts if nodes != "*" and name in nodes]
