@@ -195,11 +195,10 @@ def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
     edges: set = set()
     tasks, waiting = {START}, {}  # waiting: deferred node -> the nodes that triggered it
     for _ in range(limit if deferred else 0):
-        after = {t for s, t, _, _ in found if s in tasks and t != END}
+        after = {t for s, t, _, _ in found if s in tasks and t != END} - deferred
         for s, t, _, _ in found:
             if s in tasks and t in deferred:
                 waiting.setdefault(t, set()).add(s)
-        after -= deferred
         if not after and waiting:  # nothing else runs: the deferred nodes do
             edges |= {(s, node, True, None) for node, by in waiting.items() if not by & tasks
                       for s in tasks}
