@@ -299,9 +299,8 @@ def arrow(edge: DrawEdge, wrap: int) -> str:
     if edge.data is None:
         return " -.-> " if edge.conditional else " --> "
     words = str(edge.data).split()
-    label = "&nbsp<br>&nbsp".join(" ".join(words[i:i + wrap])
-                                  for i in range(0, len(words), wrap)) if (
-        len(words) > wrap) else edge.data
+    lines = [" ".join(words[i:i + wrap]) for i in range(0, len(words), wrap)]
+    label = "&nbsp<br>&nbsp".join(lines) if len(words) > wrap else edge.data
     return f" -. &nbsp;{label}&nbsp; .-> " if edge.conditional else f" -- &nbsp;{label}&nbsp; --> "
 
 
