@@ -19,12 +19,10 @@ from typing import NotRequired, Required, get_type_hints
 from lgcheckpoint.cache.base import check_cache
 from lgcheckpoint.channels import (
     BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
-    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
 )
 from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
-from lgcheckpoint.constants import (
-    BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START, TASKS,
-)
+from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START
 from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
@@ -126,10 +124,10 @@ class NodeSpec(NamedTuple):
 
     func: Callable
     input_schema: Any
-    retry_policy: Sequence[RetryPolicy]
-    defer: bool
-    ends: tuple[str, ...] | dict[str, str]  # a dict: target -> label of the edge
-    cache_policy: CachePolicy | None
+    retry_policy: Sequence[RetryPolicy] = ()
+    defer: bool = False
+    ends: tuple[str, ...] | dict[str, str] = ()  # a dict: target -> label of the edge
+    cache_policy: CachePolicy | None = None
     timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
     error_handler: str | None = None  # the node that handles its errors (pregel/handlers.py)
     is_error_handler: bool = False  # a handler: node defaults never give it a handler of its own
@@ -249,14 +247,13 @@ class StateGraph:
         # where a returned Command may go; a dict also names each edge (for get_graph)
         ends = dict(destinations) if isinstance(destinations, dict) else (
             tuple(destinations or ()) or literal_targets(action, True) or ())
+        schema = input_schema or self.state_schema  # the keys the node reads
         handler = None
         if error_handler is not None:  # a node of its own, reading what the failed node read
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
-            self.nodes[handler] = NodeSpec(error_handler, input_schema or self.state_schema, (),
-                                           False, (), None, is_error_handler=True)
-        self.nodes[node] = NodeSpec(action, input_schema or self.state_schema,
-                                    policy_tuple(retry_policy), defer, ends, cache_policy,
-                                    timeout=timeout, error_handler=handler)
+            self.nodes[handler] = NodeSpec(error_handler, schema, is_error_handler=True)
+        self.nodes[node] = NodeSpec(action, schema, policy_tuple(retry_policy), defer, ends,
+                                    cache_policy, timeout=timeout, error_handler=handler)
         return self
 
     def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
@@ -285,8 +282,8 @@ class StateGraph:
         handler = None
         if defaults.error_handler is not None:
             handler = DEFAULT_HANDLER
-            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema, (), False, (),
-                                      None, is_error_handler=True)
+            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema,
+                                      is_error_handler=True)
         for name, spec in specs.items():
             regular = not spec.is_error_handler
             specs[name] = spec._replace(
@@ -401,16 +398,16 @@ class StateGraph:
         self.validate([name for names in breakpoints for name in names])
         checkpointer = self._allowlisted(checkpointer)  # checked by Pregel()
         cache = self._allowlisted(check_cache(cache, "compile"))
-        channels: dict[str, Channel] = {**self.channels,
-                                        START: EphemeralValue(self.input_schema, key=START)}
+        # Pregel() tells each channel its name and adds TASKS, Send's Topic (named_channels)
+        channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
         nodes = {START: Node(START, None, [START], START, frozenset(
             k for k in self.schemas[self.input_schema] if k not in self.managed), hidden=True)}
         # a node may return a managed key: the write is saved, then ignored (as in LangGraph)
         every_key = frozenset(self.channels) | frozenset(self.managed)
         for key, spec in self._specs_with_defaults().items():
             trigger = BRANCH_TO.format(key)
-            channels[trigger] = LastValueAfterFinish(key=trigger) if spec.defer else (
-                EphemeralValue(guard=False, key=trigger))
+            channels[trigger] = LastValueAfterFinish() if spec.defer else (
+                EphemeralValue(guard=False))
             subgraph = spec.func if isinstance(spec.func, Pregel) else None
             reads, managed = self._reads(spec.input_schema)
             nodes[key] = Node(key, spec.func, [trigger], reads, every_key,
@@ -426,7 +423,7 @@ class StateGraph:
                 chan_name = f"join:{'+'.join(starts)}:{end}"
                 deferred = self.nodes[end].defer  # waits until nothing else is left to run
                 barrier = NamedBarrierValueAfterFinish if deferred else NamedBarrierValue
-                channels[chan_name] = barrier(str, set(starts), key=chan_name)
+                channels[chan_name] = barrier(str, set(starts))
                 nodes[end].triggers.append(chan_name)
                 for start in starts:
                     nodes[start].joins.append(chan_name)
@@ -439,17 +436,13 @@ class StateGraph:
                 nodes[start].branches.append(Branch(
                     spec.path, spec.path_map, reads, mapper_for(schema), managed,
                     sees_update=spec.input_schema is None))
-        channels[TASKS] = Topic(accumulate=False, key=TASKS)
-        compiled = CompiledStateGraph(
+        return CompiledStateGraph(
             builder=self, nodes=nodes, channels=channels, checkpointer=checkpointer,
             input_channels=START, output_channels=self._reads(self.output_schema)[0],
             stream_channels=self._reads(self.state_schema)[0] if ROOT in self.channels else list(
                 self.channels), interrupt_before_nodes=interrupt_before,
             interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
-            stream_mode="updates",
-            context_schema=self.context_schema)
-        compiled.debug = debug
-        return compiled
+            stream_mode="updates", context_schema=self.context_schema, debug=debug)
 
     def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
         """A schema's keys to read (a single-value state's one channel by name, read as the

@@ -38,22 +38,6 @@ class ChannelWriteEntry(NamedTuple):
     mapper: Callable | None = None  # result -> value written
 
 
-def entry_writes(entries: Sequence[ChannelWriteEntry | Send], result: Any) -> list[Write]:
-    """The writes a node's entries make for this result, in the order they were declared."""
-    writes: list[Write] = []
-    for entry in entries:
-        if isinstance(entry, Send):
-            writes.append((TASKS, entry))
-            continue
-        value = result if entry.value is PASSTHROUGH else entry.value
-        if entry.mapper is not None:
-            value = entry.mapper(value)
-        if value is SKIP_WRITE or (entry.skip_none and value is None):
-            continue
-        writes.append((entry.channel, value))
-    return writes
-
-
 class Chain:
     """Several do() steps run one after the other, each given the previous one's result."""
 
@@ -100,11 +84,22 @@ class PregelNode(Node):
                 for g in ([step] if is_graph(step) else graphs_called(step))]
 
     def result_writes(self, result: Any) -> list[Write]:
-        """Every write entry, the node's result passing through (update_state writes so too)."""
+        """The writes of every entry, in the order they were declared, the node's result
+        passing through (update_state writes so too)."""
+        if any(isinstance(e, ChannelWriteEntry) and e.channel == TASKS for e in self.writers):
+            raise InvalidUpdateError("Cannot write to the reserved channel TASKS")
+        writes: list[Write] = []
         for entry in self.writers:
-            if isinstance(entry, ChannelWriteEntry) and entry.channel == TASKS:
-                raise InvalidUpdateError("Cannot write to the reserved channel TASKS")
-        return entry_writes(self.writers, result)
+            if isinstance(entry, Send):
+                writes.append((TASKS, entry))
+                continue
+            value = result if entry.value is PASSTHROUGH else entry.value
+            if entry.mapper is not None:
+                value = entry.mapper(value)
+            if value is SKIP_WRITE or (entry.skip_none and value is None):
+                continue
+            writes.append((entry.channel, value))
+        return writes
 
     def named(self, name: str) -> PregelNode:
         """This node as it runs in one graph under one name (a builder may serve many)."""
@@ -192,12 +187,11 @@ class NodeBuilder:
         subgraph = steps[0] if len(steps) == 1 and is_graph(steps[0]) else None
         func = None if subgraph is not None or not steps else (
             steps[0] if len(steps) == 1 else Chain(steps))
-        return PregelNode(
-            "", func, list(self._triggers), self._channels if isinstance(self._channels, str)
-            else list(self._channels), frozenset(), retry_policy=tuple(self._retry_policy),
-            subgraph=subgraph, cache_policy=self._cache_policy, timeout=self._timeout,
-            writers=list(self._writes),
-            tags=list(self._tags), metadata=dict(self._metadata))
+        reads = self._channels if isinstance(self._channels, str) else list(self._channels)
+        return PregelNode("", func, list(self._triggers), reads, frozenset(), subgraph=subgraph,
+                          retry_policy=tuple(self._retry_policy), cache_policy=self._cache_policy,
+                          timeout=self._timeout, writers=list(self._writes),
+                          tags=list(self._tags), metadata=dict(self._metadata))
 
 
 def compile_nodes(nodes: dict, retry_policy: Sequence[Any], cache_policy: Any) -> dict:

@@ -20,8 +20,9 @@ FUNCTION_ID = ["langgraph", "_internal", "_runnable", "RunnableCallable"]
 COMPILED_ID = ["langgraph", "graph", "state", "CompiledStateGraph"]
 STYLES = {"default": "fill:#f2f0ff,line-height:1.2", "first": "fill-opacity:0",
           "last": "fill:#bfb6fc"}  # mermaid classDefs, as LangGraph draws them
-ESCAPES = {"[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;",
-           '"': "#quot;", "<": "#60;", ">": "#62;", "|": "#124;"}  # inside a node's label
+# inside a node's label; "#" first, as the entities after it contain one
+ESCAPES = {"#": "#35;", "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;",
+           "}": "#125;", '"': "#quot;", "<": "#60;", ">": "#62;", "|": "#124;"}
 
 
 class DrawNode(NamedTuple):
@@ -128,7 +129,8 @@ class Graph:
 
 def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = False) -> Graph:
     """Nodes and edges of compiled `graph`; with xray, subgraphs (xray=N: N levels deep)."""
-    builder = getattr(graph, "builder", None)
+    specs = getattr(getattr(graph, "builder", None), "nodes", {})  # a StateGraph's add_node
+    deferred = {name for name, spec in specs.items() if spec.defer}
     found = set()  # (source, target, conditional, label), drawn sorted as LangGraph does
     for name, node in graph.nodes.items():
         found |= {(name, chan.removeprefix("branch:to:"), False, None) for chan in node.edges}
@@ -139,12 +141,11 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
             pairs = branch.path_map.items() if branch.path_map is not None else [
                 (n, n) for n in [*graph.nodes, END] if n not in (START, name)]
             found |= {(name, t, True, str(label)) for label, t in pairs}
-    specs = getattr(builder, "nodes", {})
-    found |= deferred_edges(found, {n for n, spec in specs.items() if getattr(spec, "defer", 0)})
+    found |= deferred_edges(found, deferred)
     starts, written = channel_edges(graph)  # the low-level API's nodes (builder.py)
     found |= written
     drawing = Graph({name: DrawNode(name, name, node.subgraph or node.func or name,
-                                    node_metadata(graph, builder, name))
+                                    node_metadata(graph, name, name in deferred))
                      for name, node in graph.nodes.items()})
     if starts:  # no START node: the input's channels start these
         drawing.nodes[START] = DrawNode(START, START, START)
@@ -181,11 +182,10 @@ def channel_edges(graph: Any) -> tuple[list[str], set]:
     inputs = graph.input_channels
     starts = sorted({n for chan in ([inputs] if isinstance(inputs, str) else inputs)
                      for n in graph.trigger_to_nodes.get(chan, ())})
-    found = set()
-    for name, node in lowlevel.items():
-        written = {w.channel for w in node.writers if isinstance(w, ChannelWriteEntry)}
-        found |= {(name, n, False, None) for chan in written
-                  for n in graph.trigger_to_nodes.get(chan, ())}
+    # from each node to every node that a channel it writes triggers
+    found = {(name, n, False, None) for name, node in lowlevel.items()
+             for w in node.writers if isinstance(w, ChannelWriteEntry)
+             for n in graph.trigger_to_nodes.get(w.channel, ())}
     return starts, found
 
 
@@ -195,11 +195,10 @@ def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
     edges: set = set()
     tasks, waiting = {START}, {}  # waiting: deferred node -> the nodes that triggered it
     for _ in range(limit if deferred else 0):
-        after = {t for s, t, _, _ in found if s in tasks and t != END}
+        after = {t for s, t, _, _ in found if s in tasks and t != END} - deferred
         for s, t, _, _ in found:
             if s in tasks and t in deferred:
                 waiting.setdefault(t, set()).add(s)
-        after -= deferred
         if not after and waiting:  # nothing else runs: the deferred nodes do
             edges |= {(s, node, True, None) for node, by in waiting.items() if not by & tasks
                       for s in tasks}
@@ -213,8 +212,7 @@ def deferred_edges(found: set, deferred: set, limit: int = 250) -> set:
 def last_step(found: set, first: list[str], limit: int = 250) -> set:
     """The nodes running in the last step of a dry run that follows every edge from the
     first step's nodes (START's)."""
-    tasks: set = set(first)
-    last: set = set()
+    tasks, last = set(first), set()
     for _ in range(limit + 1):
         if not tasks:
             break
@@ -222,16 +220,14 @@ def last_step(found: set, first: list[str], limit: int = 250) -> set:
     return last
 
 
-def node_metadata(graph: Any, builder: Any, name: str) -> dict | None:
+def node_metadata(graph: Any, name: str, deferred: bool) -> dict | None:
     """What LangGraph shows under a node's name: its metadata, deferred, interrupted before /
     after."""
-    spec = getattr(builder, "nodes", {}).get(name)
     meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)
-    if getattr(spec, "defer", False):
+    if deferred:
         meta["defer"] = True
-    before, after = (() if nodes == "*" else nodes for nodes in (
-        graph.interrupt_before_nodes, graph.interrupt_after_nodes))
-    when = [w for w, nodes in (("before", before), ("after", after)) if name in nodes]
+    interrupts = (("before", graph.interrupt_before_nodes), ("after", graph.interrupt_after_nodes))
+    when = [w for w, nodes in interrupts if nodes != "*" and name in nodes]
     if when:
         meta["__interrupt"] = ",".join(when)
     return meta or None
@@ -252,7 +248,7 @@ def mermaid(graph: Graph, with_styles: bool, curve: str, colors: Any, wrap: int)
     shapes.update({last.id: "{0}([{1}]):::last"} if last else {})
     inside: dict[str, list[DrawNode]] = {}  # subgraph prefix -> its nodes
     for key, node in graph.nodes.items():
-        inside.setdefault(key.rsplit(":", 1)[0] if ":" in key else "", []).append(node)
+        inside.setdefault(key.rpartition(":")[0], []).append(node)
 
     def node_line(node: DrawNode) -> str:
         name = node.name.split(":")[-1]
@@ -282,22 +278,17 @@ def mermaid(graph: Graph, with_styles: bool, curve: str, colors: Any, wrap: int)
         for edge in edges:
             out += f"\t{safe_id(edge.source)}{arrow(edge, wrap)}{safe_id(edge.target)};\n"
         for nested, nested_edges in groups.items():
-            rest = nested[len(prefix) + 1:]
-            if nested.startswith(prefix + ":") and nested != prefix and ":" not in rest:
+            if nested and nested.rpartition(":")[0] == prefix:  # a subgraph right inside
                 out += block(nested_edges, nested)
+        seen.add(prefix)  # drawn: the loop below boxes only the prefixes with no edges
         return out + ("\tend\n" if boxed else "")
 
     text += "".join(node_line(n) for n in inside.get("", ())) if with_styles else ""
-    text += block(groups.get("", []), "")
-    for prefix, edges in groups.items():
-        if prefix and ":" not in prefix:
-            text += block(edges, prefix)
-            seen.add(prefix)
+    text += block(groups.get("", []), "")  # the top level, then each subgraph inside it
     if with_styles:
         for prefix, nodes in inside.items():
             if prefix and ":" not in prefix and prefix not in seen:
                 text += f"\tsubgraph {prefix}\n" + "".join(map(node_line, nodes)) + "\tend\n"
-                seen.add(prefix)
         styles = {k: getattr(colors, k, v) for k, v in STYLES.items()}
         text += "".join(f"\tclassDef {k} {v}\n" for k, v in styles.items())
     return text
@@ -308,9 +299,8 @@ def arrow(edge: DrawEdge, wrap: int) -> str:
     if edge.data is None:
         return " -.-> " if edge.conditional else " --> "
     words = str(edge.data).split()
-    label = "&nbsp<br>&nbsp".join(" ".join(words[i:i + wrap])
-                                  for i in range(0, len(words), wrap)) if (
-        len(words) > wrap) else edge.data
+    lines = [" ".join(words[i:i + wrap]) for i in range(0, len(words), wrap)]
+    label = "&nbsp<br>&nbsp".join(lines) if len(words) > wrap else edge.data
     return f" -. &nbsp;{label}&nbsp; .-> " if edge.conditional else f" -- &nbsp;{label}&nbsp; --> "
 
 
@@ -326,7 +316,6 @@ def metadata_text(value: Any) -> str | None:
 
 
 def escape(text: str) -> str:
-    text = text.replace("#", "#35;")
     for char, entity in ESCAPES.items():
         text = text.replace(char, entity)
     return text

@@ -49,17 +49,15 @@ class Branch:
 
     def destinations(self, result: Any) -> list[str | Send]:
         """Map what path() returned to node names or Send packets; refuse nonsense."""
-        results = result if isinstance(result, (list, tuple)) else [result]
+        dests = list(result) if isinstance(result, (list, tuple)) else [result]
         if self.path_map is not None:
             try:
-                dests = [r if isinstance(r, Send) else self.path_map[r] for r in results]
+                dests = [d if isinstance(d, Send) else self.path_map[d] for d in dests]
             except (KeyError, TypeError) as exc:
                 raise KeyError(
                     f"Conditional edge returned {result!r}, which is not a key of its path_map "
                     f"{list(self.path_map)}"
                 ) from exc
-        else:
-            dests = list(results)
         if any(d is None or d == START for d in dests):
             raise ValueError("Branch did not return a valid destination")
         if any(isinstance(d, Send) and d.node == END for d in dests):
@@ -122,10 +120,9 @@ class Node:
         items: list[Any] = list(result) if isinstance(result, (list, tuple)) and any(
             isinstance(r, Command) for r in result) else [result]
         if ROOT in self.output_keys:  # a single-value state: each result is an update itself
-            updates = [i.update if isinstance(i, Command) else i for i in items
-                       if not isinstance(i, (Command, Send)) or isinstance(i, Command) and (
-                           i.update is not None and i.graph != Command.PARENT)]
-            return [(ROOT, update) for update in updates]
+            return [(ROOT, i.update if isinstance(i, Command) else i) for i in items
+                    if not isinstance(i, (Command, Send)) or isinstance(i, Command) and (
+                        i.update is not None and i.graph != Command.PARENT)]
         writes: list[Write] = []
         for item in items:
             if isinstance(item, Command):
@@ -133,9 +130,8 @@ class Node:
                     writes.extend(update_as_tuples(item.update))
             elif isinstance(item, dict):
                 writes.extend(item.items())
-            elif isinstance(item, (str, bytes, int, float, list, tuple, set)) or not hasattr(
-                type(item), "__annotations__"
-            ):
+            elif isinstance(item, (str, bytes, int, float, list, tuple, set)) or (
+                    not hasattr(type(item), "__annotations__")):  # a plain value, not a state
                 raise InvalidUpdateError(
                     f"Expected dict, got {item!r}: the graph input must be a dict of state keys"
                     if self.hidden else f"Expected dict, got {item!r}: node '{self.name}' must "
@@ -148,9 +144,8 @@ class Node:
         """Where a returned Command (or Send) sends control next."""
         if isinstance(result, Send):
             return [(TASKS, result)]
-        commands = [result] if isinstance(result, Command) else (
-            [r for r in result if isinstance(r, Command)] if isinstance(result, (list, tuple))
-            else [])
+        items = result if isinstance(result, (list, tuple)) else [result]
+        commands = [item for item in items if isinstance(item, Command)]
         if parent := next((c for c in commands if c.graph == Command.PARENT), None):
             raise ParentCommand(parent)
         return [w for cmd in commands for w in branch_writes(goto_targets(cmd.goto))]
@@ -170,7 +165,7 @@ def goto_targets(goto: Any) -> list[str | Send]:
     return targets
 
 
-def branch_writes(dests: list[str | Send], value: Any = None) -> list[Write]:
+def branch_writes(dests: list[str | Send]) -> list[Write]:
     """Turn destinations into trigger writes and Send packets (END writes nothing)."""
-    return [(TASKS, d) if isinstance(d, Send) else (BRANCH_TO.format(d), value)
+    return [(TASKS, d) if isinstance(d, Send) else (BRANCH_TO.format(d), None)
             for d in dests if d != END]

@@ -37,13 +37,11 @@ def validate_graph(graph: Any) -> None:
         for chan in as_list(node.reads):
             if chan not in channels and chan not in node.managed:
                 raise ValueError(f"Node {name} reads channel '{chan}' {known}")
-    for chan in sorted(subscribed):
-        if chan not in channels:
-            raise ValueError(f"Subscribed channel '{chan}' {known}")
     inputs = as_list(graph.input_channels)
-    for chan in inputs:
-        if chan not in channels:
-            raise ValueError(f"Input channel '{chan}' {known}")
+    for kind, names in (("Subscribed", sorted(subscribed)), ("Input", inputs)):
+        for chan in names:
+            if chan not in channels:
+                raise ValueError(f"{kind} channel '{chan}' {known}")
     if inputs and subscribed.isdisjoint(inputs):
         raise ValueError(f"None of the input channels {graph.input_channels} is subscribed to "
                          "by any node: subscribe a node to one of them")
