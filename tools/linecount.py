@@ -3,6 +3,7 @@
 Counts non-blank lines that are not pure comments, per part; docstrings count (they teach).
 """
 
+import signal
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "lgcheckpoint"
@@ -46,6 +47,7 @@ def table() -> dict[str, int]:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     sizes = table()
     for part, lines in sizes.items():
         print(f"{part:<28} {lines:>6} lines")
