@@ -176,12 +176,10 @@ def exit_write_calls(book: DeltaBook, snapshot: set[str]) -> list[tuple[str, str
     for step, tid, path, channel, value in book.exit_writes or ():
         if channel in snapshot:
             continue
-        if tid == NULL_TASK_ID:
-            key = (exit_task_id(step, tid, False), "")
-        elif step == book.first_step:
-            key = (exit_task_id(step, tid, False), path)
-        else:
-            key = (exit_task_id(step, tid, True), f"~~{step:010d}{path}")
+        # a task's write in a step after the first sorts after every real task (path too);
+        # the null task's (an input or Command update, path "") never does
+        late = tid != NULL_TASK_ID and step != book.first_step
+        key = (exit_task_id(step, tid, late), f"~~{step:010d}{path}" if late else path)
         grouped.setdefault(key, []).append((channel, value))
     return [(tid, path, writes) for (tid, path), writes in grouped.items()]
 
