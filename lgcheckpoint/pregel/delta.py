@@ -234,11 +234,9 @@ def without_bumps(versions_seen: dict) -> dict:
     if not (marks := versions_seen.get(SNAPSHOT_BUMPS)):
         return versions_seen
     out: dict = {}
-    for node, seen in versions_seen.items():
-        if node == SNAPSHOT_BUMPS:
-            continue
+    for node in [n for n in versions_seen if n != SNAPSHOT_BUMPS]:
         out[node] = {}
-        for k, v in seen.items():
+        for k, v in versions_seen[node].items():
             advanced, read = f"{node}{NS_SEP}{k}", f"{node}{NS_END}{k}"
             if marks.get(advanced) != v:
                 out[node][k] = v
