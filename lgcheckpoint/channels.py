@@ -83,8 +83,7 @@ class LastValue(Channel):
         if len(values) != 1:
             raise InvalidUpdateError(
                 f"At key '{self.key}': Can receive only one value per step. Use an "
-                f"Annotated key to handle multiple values, e.g. Annotated[list, operator.add]."
-            )
+                "Annotated key to handle multiple values, e.g. Annotated[list, operator.add].")
         self.value = values[-1]
         return True
 
@@ -98,12 +97,10 @@ class EphemeralValue(Channel):
         self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
 
     def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            # a step passed without a write: forget the value
-            if self.value is MISSING:
-                return False
+        if not values:  # a step passed without a write: forget the value
+            forgot = self.value is not MISSING
             self.value = MISSING
-            return True
+            return forgot
         if len(values) != 1 and self.guard:
             raise InvalidUpdateError(f"At key '{self.key}': can receive only one value per step")
         self.value = values[-1]
@@ -185,9 +182,8 @@ class BinaryOperatorAggregate(Channel):
             is_overwrite, new = overwrite_value(value)
             if is_overwrite:
                 if overwritten:
-                    raise InvalidUpdateError(
-                        f"At key '{self.key}': Can receive only one Overwrite value per super-step."
-                    )
+                    raise InvalidUpdateError(f"At key '{self.key}': Can receive only one "
+                                             "Overwrite value per super-step.")
                 self.value, overwritten = new, True
             elif not overwritten:
                 self.value = self.operator(self.value, value)

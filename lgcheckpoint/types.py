@@ -76,8 +76,7 @@ def update_as_tuples(update: Any) -> list[tuple[str, Any]]:
     if isinstance(update, dict):
         return list(update.items())
     if isinstance(update, (list, tuple)) and all(
-        isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str) for t in update
-    ):
+            isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str) for t in update):
         return list(update)
     if keys := annotated_keys(type(update)):
         return object_updates(update, keys)
@@ -86,27 +85,19 @@ def update_as_tuples(update: Any) -> list[tuple[str, Any]]:
 
 def annotated_keys(cls: type) -> tuple[str, ...]:
     """Field names declared on a class and its bases (dataclass, pydantic, TypedDict)."""
-    keys: list[str] = []
-    for base in reversed(getattr(cls, "__mro__", ())):
-        ann = base.__dict__.get("__annotations__")
-        if isinstance(ann, dict):
-            keys.extend(k for k in ann if k not in keys)
-    return tuple(keys)
+    annotations = [base.__dict__.get("__annotations__") for base in reversed(cls.__mro__)]
+    return tuple(dict.fromkeys(k for ann in annotations if isinstance(ann, dict) for k in ann))
 
 
 def object_updates(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
     """Writes from a returned state object; a None field counts only if set on purpose."""
-    kept = getattr(obj, "model_fields_set", None)
+    kept = getattr(obj, "model_fields_set", None) or set()
     defaults = {k: f.default for k, f in (getattr(type(obj), "model_fields", None) or {}).items()}
     missing = object()
-    out = []
-    for k in keys:
-        value = getattr(obj, k, missing)
-        if value is missing:
-            continue
-        if value is not None or defaults.get(k, missing) is not None or (kept and k in kept):
-            out.append((k, value))
-    return out
+    values = {k: getattr(obj, k, missing) for k in keys}
+    # a None is kept if the field's default is not None, or if it was set explicitly (pydantic)
+    return [(k, v) for k, v in values.items() if v is not missing
+            and (v is not None or defaults.get(k, missing) is not None or k in kept)]
 
 
 @dataclass
@@ -253,9 +244,8 @@ class RetryPolicy(NamedTuple):
     max_interval: float = 128.0
     max_attempts: int = 3  # including the first try
     jitter: bool = True  # add up to 1 s of randomness so retries do not stampede
-    retry_on: type[BaseException] | Sequence[type[BaseException]] | Callable[
-        [BaseException], bool
-    ] = _default_retry_on
+    retry_on: (type[BaseException] | Sequence[type[BaseException]]
+               | Callable[[BaseException], bool]) = _default_retry_on
 
 
 class StateUpdate(NamedTuple):
@@ -334,10 +324,8 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     `response_schema` when it is a class: see response_schema.py)."""
     task = current_task.get(None)
     if task is None:
-        raise RuntimeError(
-            "interrupt() can only be called inside a node of a running graph "
-            "(compiled with a checkpointer, so the graph can resume later)"
-        )
+        raise RuntimeError("interrupt() can only be called inside a node of a running graph "
+                           "(compiled with a checkpointer, so the graph can resume later)")
     from lgcheckpoint.errors import GraphInterrupt
 
     adapter = validator(response_schema)

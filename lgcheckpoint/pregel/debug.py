@@ -22,9 +22,8 @@ RUNTIME_METADATA_KEYS = frozenset({
 
 def map_debug_tasks(tasks: Iterable[Any]) -> Iterator[dict]:
     """One "task" event per task that is not hidden."""
-    for task in tasks:
-        if HIDDEN_TAG not in ((task.config or {}).get("tags") or []):
-            yield task_event(task)
+    return (task_event(task) for task in tasks
+            if HIDDEN_TAG not in ((task.config or {}).get("tags") or []))
 
 
 def task_event(task: Any) -> dict:

@@ -32,15 +32,9 @@ MAX_SUPERSTEPS = int(os.environ.get("LANGGRAPH_DELTA_MAX_SUPERSTEPS_SINCE_SNAPSH
 Counters = dict[str, tuple[int, int]]
 
 
-def delta_keys(channels: Mapping[str, Channel]) -> list[str]:
-    return [k for k, chan in channels.items() if isinstance(chan, DeltaChannel)]
-
-
-def written(specs: Mapping[str, Channel], writes: Iterable[tuple], overwrites: bool = False
-            ) -> set[str]:
-    """Delta channels among (..., channel, value) writes (only Overwrites, if asked)."""
-    return {w[-2] for w in writes if isinstance(specs.get(w[-2]), DeltaChannel)
-            and (not overwrites or overwrite_value(w[-1])[0])}
+def written(specs: Mapping[str, Channel], writes: Iterable[tuple]) -> set[str]:
+    """Delta channels among (..., channel, value) writes."""
+    return {w[-2] for w in writes if isinstance(specs.get(w[-2]), DeltaChannel)}
 
 
 # --- loading: rebuild what the checkpoint does not store -----------------------------------------
@@ -59,8 +53,7 @@ def rebuilt(specs: Mapping[str, Channel], histories: Mapping[str, Any]) -> dict[
     for k, history in histories.items():
         chan = specs[k].from_checkpoint(history.get("seed", MISSING))
         if isinstance(chan, DeltaChannel):
-            if history["writes"]:
-                chan.replay_writes(history["writes"])
+            chan.replay_writes(history["writes"])
         else:  # one update per write: they span many steps (and maybe several Overwrites)
             for _, _, value in history["writes"]:
                 chan.update([value])
@@ -97,7 +90,7 @@ class DeltaBook:
     """One run's delta bookkeeping: the counters, and the channels forced to snapshot next."""
 
     def __init__(self, channels: Mapping[str, Channel], exit_mode: bool = False) -> None:
-        self.keys = delta_keys(channels)
+        self.keys = [k for k, chan in channels.items() if isinstance(chan, DeltaChannel)]
         self.forced: set[str] = set()
         self.loaded_writes: list = []  # a resume's loaded writes, until its first step ends
         self.stored: set[tuple[str, str]] = set()  # (task, channel) writes already on the start
@@ -148,8 +141,8 @@ class DeltaBook:
         self.overwritten(w for task in tasks for w in task.writes)
         if self.exit_writes is not None:
             first = self.first_step is None
-            self.first_step = step if first else self.first_step
             if first:
+                self.first_step = step
                 self.exit_writes += [(step, NULL_TASK_ID, "", c, v) for c, v in self.commanded
                                      if c in self.keys]
             self.exit_writes += [(step, t.id, task_path_str(t.path), c, v) for t in tasks
@@ -183,18 +176,16 @@ def exit_write_calls(book: DeltaBook, snapshot: set[str]) -> list[tuple[str, str
     for step, tid, path, channel, value in book.exit_writes or ():
         if channel in snapshot:
             continue
-        if tid == NULL_TASK_ID:
-            key = (exit_task_id(step, tid, False), "")
-        elif step == book.first_step:
-            key = (exit_task_id(step, tid, False), path)
-        else:
-            key = (exit_task_id(step, tid, True), f"~~{step:010d}{path}")
+        # a task's write in a step after the first sorts after every real task (path too);
+        # the null task's (an input or Command update, path "") never does
+        late = tid != NULL_TASK_ID and step != book.first_step
+        key = (exit_task_id(step, tid, late), f"~~{step:010d}{path}" if late else path)
         grouped.setdefault(key, []).append((channel, value))
     return [(tid, path, writes) for (tid, path), writes in grouped.items()]
 
 
 def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], keys: list[str],
-                    snapshot: set[str], stored_versions: dict | None, next_version: Any,
+                    snapshot: set[str], stored_versions: dict, next_version: Any,
                     trigger_to_nodes: Mapping) -> None:
     """Only snapshots stay in channel_values. A saver stores a value only for a channel whose
     version moved, so a snapshot of an unmoved (or never written) channel bumps its version."""
@@ -205,7 +196,7 @@ def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], key
         if k not in snapshot:
             continue
         old = versions.get(k)
-        if stored_versions is not None and (old is None or old == stored_versions.get(k)):
+        if old is None or old == stored_versions.get(k):
             versions[k] = next_version(old, None)
             bumped[k] = (old, versions[k])
         values[k] = DeltaSnapshot(copy.copy(channels[k].get()))  # the live value keeps changing
@@ -243,11 +234,9 @@ def without_bumps(versions_seen: dict) -> dict:
     if not (marks := versions_seen.get(SNAPSHOT_BUMPS)):
         return versions_seen
     out: dict = {}
-    for node, seen in versions_seen.items():
-        if node == SNAPSHOT_BUMPS:
-            continue
+    for node in [n for n in versions_seen if n != SNAPSHOT_BUMPS]:
         out[node] = {}
-        for k, v in seen.items():
+        for k, v in versions_seen[node].items():
             advanced, read = f"{node}{NS_SEP}{k}", f"{node}{NS_END}{k}"
             if marks.get(advanced) != v:
                 out[node][k] = v

@@ -171,6 +171,5 @@ def drain(future: asyncio.Future) -> None:
 def cancelled_by_node() -> bool:
     """A CancelledError while nobody cancels our asyncio task was raised by the node itself.
     Python 3.10 cannot tell (no Task.cancelling): there it stays a cancellation, as in LangGraph."""
-    current = asyncio.current_task()
-    cancelling = getattr(current, "cancelling", None)
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
     return cancelling is not None and cancelling() == 0
