@@ -46,11 +46,8 @@ class StateView:
             return read_state(self.channels, keys)
         if kept.values is None:
             kept.values = read_state(self.channels, kept.keys)
-        values = dict(kept.values)
-        for key in kept.fresh:
-            if key in values:
-                values[key] = self.channels[key].get()
-        return values
+        fresh = {key: self.channels[key].get() for key in kept.fresh if key in kept.values}
+        return {**kept.values, **fresh}
 
     def refresh(self, chan: str) -> None:
         """The channel changed in this step: update its entry wherever it is kept."""
