@@ -411,18 +411,11 @@ class Pregel:
     @property
     def input_schema(self) -> Any:
         """A low-level graph's input as a pydantic model (a StateGraph's: builder.input_schema)."""
-        return self._channels_model(self.input_channels, "Input")
+        return introspect.channels_model(self, self.input_channels, "Input")
 
     @property
     def output_schema(self) -> Any:
-        return self._channels_model(self.output_channels, "Output")
-
-    def _channels_model(self, keys: Any, suffix: str) -> Any:
-        if getattr(self, "builder", None) is not None:
-            raise AttributeError(f"a compiled StateGraph has no {suffix.lower()}_schema model "
-                                 f"here: use builder.{suffix.lower()}_schema or "
-                                 f"get_{suffix.lower()}_jsonschema()")
-        return introspect.channels_model(self, keys, suffix)
+        return introspect.channels_model(self, self.output_channels, "Output")
 
     def get_input_jsonschema(self, config: dict | None = None) -> dict:
         return introspect.input_jsonschema(self)

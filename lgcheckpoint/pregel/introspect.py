@@ -58,6 +58,10 @@ def field_default(name: str, typ: Any, schema: Any) -> Any:
 def channels_model(graph: Any, keys: str | list[str], suffix: str) -> Any:
     """A low-level graph's input or output as a pydantic model: one channel's type, or a field
     per channel (None by default); the input takes the type a write has, the output a read's."""
+    if getattr(graph, "builder", None) is not None:
+        raise AttributeError(f"a compiled StateGraph has no {suffix.lower()}_schema model "
+                             f"here: use builder.{suffix.lower()}_schema or "
+                             f"get_{suffix.lower()}_jsonschema()")
     pd = pydantic()
     typ = (lambda k: graph.channels[k].UpdateType) if suffix == "Input" else (
         lambda k: graph.channels[k].ValueType)
