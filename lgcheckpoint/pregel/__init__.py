@@ -465,22 +465,22 @@ class Pregel:
 
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
-    given = (config.get(CONF) or {}) if isinstance(config, dict) else {}
-    parent = current_task.get(None)
-    # the node handed on its own config: the call is a subgraph of it all the same
-    own = parent is not None and isinstance(given, dict) and given.get(TASK_ID) == parent.id
-    if parent is not None and isinstance(given, dict) and (
-            own or not given.get(TASK_ID) and not is_own_run(config)):
-        # graph.invoke() inside a node: a subgraph of the running task (the n-th call: "ns|n")
-        sub = subgraph_config(parent)
-        if own:  # where the node runs is not where its subgraph runs: keep only additions
-            given = {k: v for k, v in given.items() if k not in sub[CONF]}
-        config = {**sub, **(config or {}), CONF: {**sub[CONF], **given}}
+    # checked first: below, the config and its configurable are dicts
     if not isinstance(config, (dict, type(None))) or not isinstance(
             (config or {}).get(CONF) or {}, dict):
         raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
                         f"'1'}}}}, got {config!r}")
     config = {**(config or {})}
+    given = config.get(CONF) or {}
+    parent = current_task.get(None)
+    # the node handed on its own config: the call is a subgraph of it all the same
+    own = parent is not None and given.get(TASK_ID) == parent.id
+    if parent is not None and (own or not given.get(TASK_ID) and not is_own_run(config)):
+        # graph.invoke() inside a node: a subgraph of the running task (the n-th call: "ns|n")
+        sub = subgraph_config(parent)
+        if own:  # where the node runs is not where its subgraph runs: keep only additions
+            given = {k: v for k, v in given.items() if k not in sub[CONF]}
+        config = {**sub, **config, CONF: {**sub[CONF], **given}}
     conf = config[CONF] = {**(config.get(CONF) or {})}
     config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
     if config["recursion_limit"] < 1:

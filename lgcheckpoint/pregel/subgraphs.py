@@ -22,10 +22,10 @@ from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING
 COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 
 
-def is_own_run(config: dict | None) -> bool:
+def is_own_run(config: dict) -> bool:
     """Does a config passed to invoke() inside a node name its own checkpoint lineage?"""
-    conf = (config or {}).get(CONF) or {}
-    return isinstance(conf, dict) and any(conf.get(key) for key in COORDINATES)
+    conf = config.get(CONF) or {}
+    return any(conf.get(key) for key in COORDINATES)
 
 
 def resolve_saver(graph: Any, conf: dict) -> Any:
