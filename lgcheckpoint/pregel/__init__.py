@@ -277,8 +277,7 @@ class Pregel:
         """The checkpoint this run starts from, and whether the thread has moved past it."""
         if run.saver is None:
             return None, False
-        conf = run.config[CONF]
-        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+        if bound := replay_bound(run.config[CONF]):
             saved = load_before(run.saver, run.config, bound)  # a replaying run's call
             return delta.resolve(run.saver, self.channels, saved), False
         saved = delta.resolve(run.saver, self.channels, run.saver.get_tuple(run.config))
@@ -287,8 +286,7 @@ class Pregel:
     async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
         if run.saver is None:
             return None, False
-        conf = run.config[CONF]
-        if not conf.get("checkpoint_id") and (bound := replay_bound(conf)):
+        if bound := replay_bound(run.config[CONF]):
             saved = await aload_before(run.saver, run.config, bound)
             return await delta.aresolve(run.saver, self.channels, saved), False
         saved = await delta.aresolve(

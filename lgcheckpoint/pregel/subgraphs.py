@@ -75,9 +75,10 @@ class Replay:
 
 def replay_bound(conf: dict) -> str | None:
     """For a subgraph call of a time-travelling run, the checkpoint id it loads from before;
-    None if the call loads its latest checkpoint as usual."""
+    None if the call loads as usual (its latest checkpoint, or the one it names)."""
     replay = conf.get(REPLAYING)
-    if replay is None or TASK_ID not in conf or not replay.first_visit(conf["checkpoint_ns"]):
+    if replay is None or TASK_ID not in conf or conf.get("checkpoint_id") or (
+            not replay.first_visit(conf["checkpoint_ns"])):
         return None
     conf.pop(RESUMING, None)  # the call starts again from its input
     return replay.checkpoint_id
