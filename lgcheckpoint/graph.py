@@ -92,13 +92,6 @@ def unwrap_required(typ: Any) -> Any:
     return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
 
 
-def policy_tuple(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple:
-    """retry_policy= takes one RetryPolicy or several (the first that matches an error wins)."""
-    if isinstance(retry_policy, RetryPolicy):
-        return (retry_policy,)
-    return tuple(retry_policy or ())
-
-
 def mapper_for(schema: Any) -> Callable | None:
     """Nodes with a dataclass or pydantic state get an instance, not a dict."""
     if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
@@ -124,7 +117,7 @@ class NodeSpec(NamedTuple):
 
     func: Callable
     input_schema: Any
-    retry_policy: Sequence[RetryPolicy] = ()
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = ()  # as given (Node: a tuple)
     defer: bool = False
     ends: tuple[str, ...] | dict[str, str] = ()  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None = None
@@ -142,7 +135,7 @@ class NodeSpec(NamedTuple):
 class NodeDefaults:
     """set_node_defaults(): what a node gets at compile time when add_node did not say."""
 
-    retry_policy: tuple[RetryPolicy, ...] = ()  # every node, error handlers too
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] = ()  # every node, error handlers too
     cache_policy: CachePolicy | None = None  # regular nodes only: a handler's input varies
     error_handler: Callable | None = None  # regular nodes only: handlers never catch handlers
     timeout: TimeoutPolicy | None = None  # every node: a stuck handler is stopped the same way
@@ -252,7 +245,7 @@ class StateGraph:
         if error_handler is not None:  # a node of its own, reading what the failed node read
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
             self.nodes[handler] = NodeSpec(error_handler, schema, is_error_handler=True)
-        self.nodes[node] = NodeSpec(action, schema, policy_tuple(retry_policy), defer, ends,
+        self.nodes[node] = NodeSpec(action, schema, retry_policy, defer, ends,
                                     cache_policy, timeout=timeout, error_handler=handler)
         return self
 
@@ -267,7 +260,7 @@ class StateGraph:
         refuse_unimplemented("set_node_defaults", options)
         defaults = self.node_defaults
         if retry_policy is not None:
-            defaults.retry_policy = policy_tuple(retry_policy)
+            defaults.retry_policy = retry_policy
         if cache_policy is not None:
             defaults.cache_policy = cache_policy
         if error_handler is not None:
