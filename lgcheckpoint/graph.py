@@ -357,15 +357,15 @@ class StateGraph:
 
     def validate(self, interrupt: Sequence[str] = ()) -> None:
         """Refuse graphs that cannot run, naming the culprit."""
-        sources = {s for s, _ in self.edges} | {s for ss, _ in self.waiting_edges for s in ss}
-        sources |= set(self.branches)
+        # a join's nodes were checked by add_edge; plain edges and branches are checked here
+        sources = {s for s, _ in self.edges} | set(self.branches)
         for source in sources:
             if source not in self.nodes and source != START:
                 raise ValueError(f"Found edge starting at unknown node '{source}'")
         if START not in sources:
             raise ValueError("Graph must have an entrypoint: add at least one edge from START "
                              "to another node (add_edge(START, 'first_node'))")
-        targets = {t for _, t in self.edges} | {t for _, t in self.waiting_edges}
+        targets = {t for _, t in self.edges}
         targets |= {t for spec in self.nodes.values() for t in spec.ends}  # Command destinations
         for start, branches in self.branches.items():
             for cond, branch in branches.items():
