@@ -92,13 +92,6 @@ def unwrap_required(typ: Any) -> Any:
     return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
 
 
-def policy_tuple(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple:
-    """retry_policy= takes one RetryPolicy or several (the first that matches an error wins)."""
-    if isinstance(retry_policy, RetryPolicy):
-        return (retry_policy,)
-    return tuple(retry_policy or ())
-
-
 def mapper_for(schema: Any) -> Callable | None:
     """Nodes with a dataclass or pydantic state get an instance, not a dict."""
     if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
@@ -124,7 +117,7 @@ class NodeSpec(NamedTuple):
 
     func: Callable
     input_schema: Any
-    retry_policy: Sequence[RetryPolicy] = ()
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = ()  # as given (Node: a tuple)
     defer: bool = False
     ends: tuple[str, ...] | dict[str, str] = ()  # a dict: target -> label of the edge
     cache_policy: CachePolicy | None = None
@@ -142,7 +135,7 @@ class NodeSpec(NamedTuple):
 class NodeDefaults:
     """set_node_defaults(): what a node gets at compile time when add_node did not say."""
 
-    retry_policy: tuple[RetryPolicy, ...] = ()  # every node, error handlers too
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] = ()  # every node, error handlers too
     cache_policy: CachePolicy | None = None  # regular nodes only: a handler's input varies
     error_handler: Callable | None = None  # regular nodes only: handlers never catch handlers
     timeout: TimeoutPolicy | None = None  # every node: a stuck handler is stopped the same way
@@ -252,7 +245,7 @@ class StateGraph:
         if error_handler is not None:  # a node of its own, reading what the failed node read
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
             self.nodes[handler] = NodeSpec(error_handler, schema, is_error_handler=True)
-        self.nodes[node] = NodeSpec(action, schema, policy_tuple(retry_policy), defer, ends,
+        self.nodes[node] = NodeSpec(action, schema, retry_policy, defer, ends,
                                     cache_policy, timeout=timeout, error_handler=handler)
         return self
 
@@ -267,7 +260,7 @@ class StateGraph:
         refuse_unimplemented("set_node_defaults", options)
         defaults = self.node_defaults
         if retry_policy is not None:
-            defaults.retry_policy = policy_tuple(retry_policy)
+            defaults.retry_policy = retry_policy
         if cache_policy is not None:
             defaults.cache_policy = cache_policy
         if error_handler is not None:
@@ -364,15 +357,15 @@ class StateGraph:
 
     def validate(self, interrupt: Sequence[str] = ()) -> None:
         """Refuse graphs that cannot run, naming the culprit."""
-        sources = {s for s, _ in self.edges} | {s for ss, _ in self.waiting_edges for s in ss}
-        sources |= set(self.branches)
+        # a join's nodes were checked by add_edge; plain edges and branches are checked here
+        sources = {s for s, _ in self.edges} | set(self.branches)
         for source in sources:
             if source not in self.nodes and source != START:
                 raise ValueError(f"Found edge starting at unknown node '{source}'")
         if START not in sources:
             raise ValueError("Graph must have an entrypoint: add at least one edge from START "
                              "to another node (add_edge(START, 'first_node'))")
-        targets = {t for _, t in self.edges} | {t for _, t in self.waiting_edges}
+        targets = {t for _, t in self.edges}
         targets |= {t for spec in self.nodes.values() for t in spec.ends}  # Command destinations
         for start, branches in self.branches.items():
             for cond, branch in branches.items():

@@ -189,7 +189,7 @@ class NodeBuilder:
             steps[0] if len(steps) == 1 else Chain(steps))
         reads = self._channels if isinstance(self._channels, str) else list(self._channels)
         return PregelNode("", func, list(self._triggers), reads, frozenset(), subgraph=subgraph,
-                          retry_policy=tuple(self._retry_policy), cache_policy=self._cache_policy,
+                          retry_policy=self._retry_policy, cache_policy=self._cache_policy,
                           timeout=self._timeout, writers=list(self._writes),
                           tags=list(self._tags), metadata=dict(self._metadata))
 

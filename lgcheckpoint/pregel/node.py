@@ -78,7 +78,7 @@ class Node:
     edges: list[str] = field(default_factory=list)  # trigger channels of static successors
     joins: list[str] = field(default_factory=list)  # join channels to sign with our name
     branches: list[Branch] = field(default_factory=list)
-    retry_policy: Sequence[RetryPolicy] = ()
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = ()  # made a tuple
     ends: tuple[str, ...] | dict = ()  # where a returned Command may go (for get_graph)
     subgraph: Any = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
@@ -95,6 +95,9 @@ class Node:
         self.is_async = any(inspect.iscoroutinefunction(f)
                             for f in (fn, getattr(fn, "__call__", None)))
         self.timeout = TimeoutPolicy.coerce(self.timeout)  # a sync one is refused: validate.py
+        # retry_policy= takes one RetryPolicy or several (the first that matches an error wins)
+        one = isinstance(self.retry_policy, RetryPolicy)
+        self.retry_policy = (self.retry_policy,) if one else tuple(self.retry_policy or ())
 
     def copy(self, update: dict) -> Node:
         """A copy with some fields replaced (LangGraph's PregelNode.copy)."""
