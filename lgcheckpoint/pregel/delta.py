@@ -47,9 +47,11 @@ def to_replay(specs: Mapping[str, Channel], checkpoint: Checkpoint) -> list[str]
             and k in versions and k not in values]
 
 
-def rebuilt(specs: Mapping[str, Channel], histories: Mapping[str, Any]) -> dict[str, Any]:
-    """Each channel's value: its seed, then the writes after it through the reducer."""
-    values = {}
+def rebuilt(specs: Mapping[str, Channel], saved: CheckpointTuple, histories: Mapping[str, Any]
+            ) -> CheckpointTuple:
+    """``saved`` with each channel's value in channel_values: its seed, then the writes after
+    it through the reducer."""
+    values = dict(saved.checkpoint["channel_values"])
     for k, history in histories.items():
         chan = specs[k].from_checkpoint(history.get("seed", MISSING))
         if isinstance(chan, DeltaChannel):
@@ -59,13 +61,7 @@ def rebuilt(specs: Mapping[str, Channel], histories: Mapping[str, Any]) -> dict[
                 chan.update([value])
         if chan.is_available():
             values[k] = DeltaSnapshot(chan.get())
-    return values
-
-
-def with_values(saved: CheckpointTuple, values: dict) -> CheckpointTuple:
-    checkpoint = {**saved.checkpoint,
-                  "channel_values": {**saved.checkpoint["channel_values"], **values}}
-    return saved._replace(checkpoint=checkpoint)
+    return saved._replace(checkpoint={**saved.checkpoint, "channel_values": values})
 
 
 def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
@@ -74,7 +70,7 @@ def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | N
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
         return saved
     histories = saver.get_delta_channel_history(config=saved.config, channels=keys)
-    return with_values(saved, rebuilt(specs, histories))
+    return rebuilt(specs, saved, histories)
 
 
 async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
@@ -82,7 +78,7 @@ async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTu
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
         return saved
     histories = await saver.aget_delta_channel_history(config=saved.config, channels=keys)
-    return with_values(saved, rebuilt(specs, histories))
+    return rebuilt(specs, saved, histories)
 
 
 # --- saving: when a snapshot is stored ----------------------------------------------------------
