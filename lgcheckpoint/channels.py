@@ -225,16 +225,15 @@ class DeltaChannel(Channel):
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
-        overwrites = [new for is_ow, new in map(overwrite_value, values) if is_ow]
+        overwrites = [value for value in values if overwrite_value(value)[0]]
         if len(overwrites) > 1:
             raise InvalidUpdateError(
                 f"At key '{self.key}': Can receive only one Overwrite value per super-step.")
-        if overwrites:  # the step's other writes are dropped, as in BinaryOperatorAggregate
-            new = overwrites[0]
-            self.value = _empty_value_of(self.typ) if new is None else copy.copy(new)
-        else:
-            base = _empty_value_of(self.typ) if self.value is MISSING else self.value
-            self.value = self.reducer(base, list(values))
+        if self.value is MISSING:
+            self.value = _empty_value_of(self.typ)
+        # the step's writes fold as a load replays them; an Overwrite drops the step's other
+        # writes, as in BinaryOperatorAggregate
+        self.replay_writes([("", self.key, value) for value in overwrites or values])
         return True
 
     def replay_writes(self, writes: Sequence[tuple[str, str, Any]]) -> None:
