@@ -196,9 +196,8 @@ def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], key
             versions[k] = next_version(old, None)
             bumped[k] = (old, versions[k])
         values[k] = DeltaSnapshot(copy.copy(channels[k].get()))  # the live value keeps changing
-    if bumped:
-        checkpoint["versions_seen"] = mark_bumps_seen(
-            checkpoint["versions_seen"], bumped, trigger_to_nodes)
+    checkpoint["versions_seen"] = mark_bumps_seen(
+        checkpoint["versions_seen"], bumped, trigger_to_nodes)  # no bumps: the same, copied
 
 
 def mark_bumps_seen(versions_seen: dict, bumped: dict, trigger_to_nodes: Mapping) -> dict:
@@ -227,8 +226,7 @@ def mark_bumps_seen(versions_seen: dict, bumped: dict, trigger_to_nodes: Mapping
 
 def without_bumps(versions_seen: dict) -> dict:
     """versions_seen as the nodes really read it (for guessing update_state's as_node)."""
-    if not (marks := versions_seen.get(SNAPSHOT_BUMPS)):
-        return versions_seen
+    marks = versions_seen.get(SNAPSHOT_BUMPS, {})
     out: dict = {}
     for node in [n for n in versions_seen if n != SNAPSHOT_BUMPS]:
         out[node] = {}
