@@ -257,10 +257,7 @@ class Topic(Channel):
 
     def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
         self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
-
-    @property
-    def forgets(self) -> bool:
-        return not self.accumulate
+        self.forgets = not accumulate  # a step without writes empties it, unless it accumulates
 
     @property
     def ValueType(self) -> Any:
