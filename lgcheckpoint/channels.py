@@ -40,7 +40,7 @@ class Channel:
         return self.typ
 
     def copy(self) -> Channel:
-        return self.from_checkpoint(self.checkpoint())
+        return self._clone()  # sharing values is safe: a channel replaces them, never edits them
 
     def from_checkpoint(self, stored: Any) -> Channel:
         """A fresh copy holding `stored` (never the same object: a saver may still read it)."""
@@ -131,9 +131,6 @@ class UntrackedValue(Channel):
     def from_checkpoint(self, stored: Any) -> Channel:
         return self._clone(value=MISSING)  # a resumed run starts without it
 
-    def copy(self) -> Channel:
-        return self._clone()
-
 
 def _empty_value_of(typ: Any) -> Any:
     """A reducer channel starts from the type's empty value (list() for list, ...)."""
@@ -220,7 +217,7 @@ class DeltaChannel(Channel):
         return self._clone(value=stored)  # a plain value: the key used to be a reducer channel
 
     def copy(self) -> DeltaChannel:
-        return self._clone(value=copy.copy(self.value))
+        return self._clone(value=copy.copy(self.value))  # its reducer may edit it in place
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
