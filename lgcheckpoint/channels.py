@@ -40,7 +40,7 @@ class Channel:
         return self.typ
 
     def copy(self) -> Channel:
-        return self.from_checkpoint(self.checkpoint())
+        return self._clone()  # sharing values is safe: a channel replaces them, never edits them
 
     def from_checkpoint(self, stored: Any) -> Channel:
         """A fresh copy holding `stored` (never the same object: a saver may still read it)."""
@@ -131,9 +131,6 @@ class UntrackedValue(Channel):
     def from_checkpoint(self, stored: Any) -> Channel:
         return self._clone(value=MISSING)  # a resumed run starts without it
 
-    def copy(self) -> Channel:
-        return self._clone()
-
 
 def _empty_value_of(typ: Any) -> Any:
     """A reducer channel starts from the type's empty value (list() for list, ...)."""
@@ -220,21 +217,20 @@ class DeltaChannel(Channel):
         return self._clone(value=stored)  # a plain value: the key used to be a reducer channel
 
     def copy(self) -> DeltaChannel:
-        return self._clone(value=copy.copy(self.value))
+        return self._clone(value=copy.copy(self.value))  # its reducer may edit it in place
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
-        overwrites = [new for is_ow, new in map(overwrite_value, values) if is_ow]
+        overwrites = [value for value in values if overwrite_value(value)[0]]
         if len(overwrites) > 1:
             raise InvalidUpdateError(
                 f"At key '{self.key}': Can receive only one Overwrite value per super-step.")
-        if overwrites:  # the step's other writes are dropped, as in BinaryOperatorAggregate
-            new = overwrites[0]
-            self.value = _empty_value_of(self.typ) if new is None else copy.copy(new)
-        else:
-            base = _empty_value_of(self.typ) if self.value is MISSING else self.value
-            self.value = self.reducer(base, list(values))
+        if self.value is MISSING:
+            self.value = _empty_value_of(self.typ)
+        # the step's writes fold as a load replays them; an Overwrite drops the step's other
+        # writes, as in BinaryOperatorAggregate
+        self.replay_writes([("", self.key, value) for value in overwrites or values])
         return True
 
     def replay_writes(self, writes: Sequence[tuple[str, str, Any]]) -> None:
@@ -258,10 +254,7 @@ class Topic(Channel):
 
     def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
         self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
-
-    @property
-    def forgets(self) -> bool:
-        return not self.accumulate
+        self.forgets = not accumulate  # a step without writes empties it, unless it accumulates
 
     @property
     def ValueType(self) -> Any:

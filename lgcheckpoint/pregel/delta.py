@@ -47,9 +47,11 @@ def to_replay(specs: Mapping[str, Channel], checkpoint: Checkpoint) -> list[str]
             and k in versions and k not in values]
 
 
-def rebuilt(specs: Mapping[str, Channel], histories: Mapping[str, Any]) -> dict[str, Any]:
-    """Each channel's value: its seed, then the writes after it through the reducer."""
-    values = {}
+def rebuilt(specs: Mapping[str, Channel], saved: CheckpointTuple, histories: Mapping[str, Any]
+            ) -> CheckpointTuple:
+    """``saved`` with each channel's value in channel_values: its seed, then the writes after
+    it through the reducer."""
+    values = dict(saved.checkpoint["channel_values"])
     for k, history in histories.items():
         chan = specs[k].from_checkpoint(history.get("seed", MISSING))
         if isinstance(chan, DeltaChannel):
@@ -59,13 +61,7 @@ def rebuilt(specs: Mapping[str, Channel], histories: Mapping[str, Any]) -> dict[
                 chan.update([value])
         if chan.is_available():
             values[k] = DeltaSnapshot(chan.get())
-    return values
-
-
-def with_values(saved: CheckpointTuple, values: dict) -> CheckpointTuple:
-    checkpoint = {**saved.checkpoint,
-                  "channel_values": {**saved.checkpoint["channel_values"], **values}}
-    return saved._replace(checkpoint=checkpoint)
+    return saved._replace(checkpoint={**saved.checkpoint, "channel_values": values})
 
 
 def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
@@ -74,7 +70,7 @@ def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | N
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
         return saved
     histories = saver.get_delta_channel_history(config=saved.config, channels=keys)
-    return with_values(saved, rebuilt(specs, histories))
+    return rebuilt(specs, saved, histories)
 
 
 async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
@@ -82,7 +78,7 @@ async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTu
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
         return saved
     histories = await saver.aget_delta_channel_history(config=saved.config, channels=keys)
-    return with_values(saved, rebuilt(specs, histories))
+    return rebuilt(specs, saved, histories)
 
 
 # --- saving: when a snapshot is stored ----------------------------------------------------------
@@ -200,9 +196,8 @@ def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], key
             versions[k] = next_version(old, None)
             bumped[k] = (old, versions[k])
         values[k] = DeltaSnapshot(copy.copy(channels[k].get()))  # the live value keeps changing
-    if bumped:
-        checkpoint["versions_seen"] = mark_bumps_seen(
-            checkpoint["versions_seen"], bumped, trigger_to_nodes)
+    checkpoint["versions_seen"] = mark_bumps_seen(
+        checkpoint["versions_seen"], bumped, trigger_to_nodes)  # no bumps: the same, copied
 
 
 def mark_bumps_seen(versions_seen: dict, bumped: dict, trigger_to_nodes: Mapping) -> dict:
@@ -231,8 +226,7 @@ def mark_bumps_seen(versions_seen: dict, bumped: dict, trigger_to_nodes: Mapping
 
 def without_bumps(versions_seen: dict) -> dict:
     """versions_seen as the nodes really read it (for guessing update_state's as_node)."""
-    if not (marks := versions_seen.get(SNAPSHOT_BUMPS)):
-        return versions_seen
+    marks = versions_seen.get(SNAPSHOT_BUMPS, {})
     out: dict = {}
     for node in [n for n in versions_seen if n != SNAPSHOT_BUMPS]:
         out[node] = {}

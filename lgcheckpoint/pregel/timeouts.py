@@ -1,4 +1,4 @@
-"""Node timeouts: each attempt of an async node runs beside two watchdogs, one per limit.
+"""Node timeouts: each attempt of an async node gets run_timeout seconds and an idle watchdog.
 
 A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout=...)``,
 ``@entrypoint(timeout=...)``, ``NodeBuilder().set_timeout(...)``, or a ``Send(..., timeout=...)``
@@ -85,15 +85,10 @@ class AttemptClock:
         if self.policy.refresh_on == "auto":
             self.heartbeat()
 
-    async def idle_expired(self) -> str:
-        """Return "idle" once idle_timeout seconds pass without progress."""
+    async def idle_expired(self) -> None:
+        """Return once idle_timeout seconds pass without progress."""
         while (left := self.last_progress + self.policy.idle_timeout - time.monotonic()) > 0:
             await asyncio.sleep(left)
-        return "idle"
-
-    async def run_expired(self) -> str:
-        await asyncio.sleep(self.policy.run_timeout)
-        return "run"
 
 
 # the open timed attempts this code runs inside, innermost last: a subgraph or a @task call
@@ -143,14 +138,13 @@ async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
     token = open_clocks.set((*open_clocks.get(), clock))
     body = asyncio.ensure_future(attempt())  # runs in a copy of this context, clock included
     open_clocks.reset(token)
-    watchdogs = [asyncio.ensure_future(expired()) for limit, expired in (
-        (policy.idle_timeout, clock.idle_expired), (policy.run_timeout, clock.run_expired))
-        if limit is not None]
-    try:
-        done, _ = await asyncio.wait([body, *watchdogs], return_when=asyncio.FIRST_COMPLETED)
-        if body in done:  # finished in time (even if a watchdog fired at the same moment)
+    watchdogs = [asyncio.ensure_future(clock.idle_expired())] if policy.idle_timeout else []
+    try:  # run_timeout bounds the wait itself (None: no bound)
+        done, _ = await asyncio.wait([body, *watchdogs], timeout=policy.run_timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if body in done:  # finished in time (even if the watchdog fired at the same moment)
             return body.result()
-        kind = next(w.result() for w in watchdogs if w in done)
+        kind = "idle" if done else "run"  # the watchdog fired, or the wait timed out
         task.writes.clear()  # nothing of a timed-out attempt is saved
         raise NodeTimeoutError(task.name, time.monotonic() - clock.started, kind=kind,
                                idle_timeout=policy.idle_timeout, run_timeout=policy.run_timeout)
