@@ -5,6 +5,7 @@ Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: preg
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any
 
@@ -45,15 +46,11 @@ def result_writes(writes: list, keys: Any = None) -> Any:
     single-value state's (``keys`` is its one channel name) as that value."""
     if isinstance(keys, str) and writes:
         return writes[-1][1]
-    result: dict = {}
+    by_channel: dict[str, list] = defaultdict(list)
     for chan, value in writes:
-        if chan in result:
-            old = result[chan]
-            many = old["$writes"] if isinstance(old, dict) and "$writes" in old else [old]
-            result[chan] = {"$writes": [*many, value]}
-        else:
-            result[chan] = value
-    return result
+        by_channel[chan].append(value)
+    return {chan: values[0] if len(values) == 1 else {"$writes": values}
+            for chan, values in by_channel.items()}
 
 
 def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
@@ -101,8 +98,8 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
         if live and output:
             interrupts = ()
         shown = [(c, v) for c, v in output if c in key_list(graph.stream_channels)]
-        result = (result_writes(shown, graph.stream_channels) if shown else {}) if output else None
-        if output and (returned := [v for c, v in output if c == RETURN]):
+        result = result_writes(shown, graph.stream_channels) if output else None
+        if returned := [v for c, v in output if c == RETURN]:
             result = returned[0]  # a @task call's return value
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
