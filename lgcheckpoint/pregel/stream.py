@@ -117,17 +117,6 @@ def checkpoint_payload(loop: Any) -> dict:
     config = {**loop.checkpoint_config, CONF: {
         **loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
     tasks = list(loop.tasks.values())
-    task_list = []
-    for t in tasks_with_writes(tasks, loop.pending_writes, subgraph_task_states(tasks, config),
-                               loop.graph):
-        entry: dict = {"id": t.id, "name": t.name}
-        if t.error:
-            entry.update(error=t.error, state=t.state)
-        else:
-            if t.result:
-                entry["result"] = t.result
-            entry.update(interrupts=tuple(interrupt_dict(i) for i in t.interrupts), state=t.state)
-        task_list.append(entry)
     return {
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
         "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
@@ -135,8 +124,19 @@ def checkpoint_payload(loop: Any) -> dict:
         "values": loop.view.read(loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
-        "tasks": task_list,
+        "tasks": [checkpoint_task(t) for t in tasks_with_writes(
+            tasks, loop.pending_writes, subgraph_task_states(tasks, config), loop.graph)],
     }
+
+
+def checkpoint_task(t: PregelTask) -> dict:
+    """A task as stream_mode="checkpoints" lists it: its error, else its result (if it has one)
+    and its interrupts."""
+    if t.error:
+        return {"id": t.id, "name": t.name, "error": t.error, "state": t.state}
+    result = {"result": t.result} if t.result else {}
+    return {"id": t.id, "name": t.name, **result,
+            "interrupts": tuple(interrupt_dict(i) for i in t.interrupts), "state": t.state}
 
 
 def debug_chunk(mode: str, step: int, payload: Any) -> dict:
