@@ -197,10 +197,7 @@ class AsyncCalls(Calls):
             return next((v for c, v in task.writes if c == RETURN), None)
         try:
             await arun_task(task, self.graph)
-        except asyncio.CancelledError:  # its caller was cancelled: saved as cancelled
-            self.commit(task, asyncio.CancelledError())
-            raise
-        except Exception as exc:
+        except (asyncio.CancelledError, Exception) as exc:  # or its caller was cancelled
             return self.finish_call(task, exc)
         result = self.finish_call(task, None)
         if entry := caching.finished_entry(task, task.writes):  # before the caller goes on
