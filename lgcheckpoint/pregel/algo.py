@@ -50,9 +50,9 @@ def task_path_str(path: Any) -> str:
 class Scratchpad:
     """Per-task interrupt bookkeeping: answers given so far and the run's fresh answer."""
 
-    def __init__(self, ns: str, resume: list, null_resume: list | None) -> None:
+    def __init__(self, ns: str, resume: list, null_resume: list | None, here: Step) -> None:
         self.ns = ns  # the task's checkpoint namespace, seed of its interrupt ids
-        self.step = self.stop = 0  # where the task runs (set by make_task): managed values
+        self.step, self.stop = here.step, here.stop  # where the task runs: managed values
         self.resume = resume  # answers to this task's interrupts, in call order
         self.null_resume = null_resume  # shared [value] from Command(resume=value), or None
         self.interrupt_counter = 0
@@ -175,19 +175,18 @@ def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
     ns = f"{parent_ns}{NS_SEP}{node.name}" if parent_ns else node.name
     tid = task_id(here.checkpoint["id"], ns, str(here.step), node.name, *id_parts)
     task_ns = f"{ns}{NS_END}{tid}"
-    scratchpad = make_scratchpad(here.pending_writes, tid, task_ns, here.config)
-    scratchpad.step, scratchpad.stop = here.step, here.stop
+    scratchpad = make_scratchpad(here, tid, task_ns)
     task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
     task.local_read = lambda select: local_read(here.channels, task.writes, select, here.view)
     return task
 
 
-def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
-                    config: dict) -> Scratchpad:
+def make_scratchpad(here: Step, tid: str, task_ns: str) -> Scratchpad:
     """Collect the answers this task's interrupts already have (by task id or interrupt id)."""
-    conf = config[CONF]
+    conf = here.config[CONF]
     # the answers an earlier run of this task saved (interrupt() saves them as a list)
-    saved = next((v for owner, chan, v in pending_writes if owner == tid and chan == RESUME), [])
+    saved = next((v for owner, chan, v in here.pending_writes
+                  if owner == tid and chan == RESUME), [])
     resume = list(saved) if isinstance(saved, list) else [saved]
     if resume_map := conf.get(RESUME_MAP):
         next_id = interrupt_id(task_ns, len(resume))
@@ -195,7 +194,7 @@ def make_scratchpad(pending_writes: list[PendingWrite], tid: str, task_ns: str,
             resume.append(resume_map[next_id])
         elif (first := interrupt_id(task_ns, 0)) in resume_map:  # ids before LangGraph 1.1
             resume.append(resume_map[first])
-    return Scratchpad(task_ns, resume, conf.get(NULL_RESUME))  # shared by all tasks
+    return Scratchpad(task_ns, resume, conf.get(NULL_RESUME), here)  # shared by all tasks
 
 
 def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],

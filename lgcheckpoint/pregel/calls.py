@@ -93,15 +93,15 @@ class Calls:
             parent.scratchpad.call_counter += 1
             # the call runs inside its caller: its namespace is "caller:id|name"
             config = {**parent.config, CONF: {**parent.config[CONF], "checkpoint_ns": parent.ns}}
-            node = call_node(call, getattr(self.graph, "retry_policy", ()))  # entrypoint's
+            node = call_node(call, self.graph.retry_policy)  # the call's, else its entrypoint's
             task = make_task(loop.here()._replace(config=config), node, (call.args, call.kwargs),
                              (PUSH, parent.path, idx, True), (PUSH,),
                              (PUSH, task_path_str(parent.path), str(idx)))
             loop.tasks[task.id] = task
             if not loop.replaying:
                 reuse_pending_writes({task.id: task}, loop.pending_writes)
-            if self.graph.cache is not None:  # the call's policy, else its entrypoint's
-                policy = call.cache_policy or getattr(self.graph, "cache_policy", None)
+            if self.graph.cache is not None:  # the call's, else its entrypoint's
+                policy = call.cache_policy or self.graph.cache_policy
                 task.cache_key = caching.call_key(call.func, policy, call.args, call.kwargs)
             if not task.writes:
                 loop.running.add(task.id)
@@ -197,10 +197,7 @@ class AsyncCalls(Calls):
             return next((v for c, v in task.writes if c == RETURN), None)
         try:
             await arun_task(task, self.graph)
-        except asyncio.CancelledError:  # its caller was cancelled: saved as cancelled
-            self.commit(task, asyncio.CancelledError())
-            raise
-        except Exception as exc:
+        except (asyncio.CancelledError, Exception) as exc:  # or its caller was cancelled
             return self.finish_call(task, exc)
         result = self.finish_call(task, None)
         if entry := caching.finished_entry(task, task.writes):  # before the caller goes on

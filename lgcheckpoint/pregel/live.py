@@ -15,7 +15,6 @@ import concurrent.futures
 import contextvars
 import threading
 from collections import deque
-from contextlib import aclosing
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 
@@ -42,39 +41,24 @@ def runs_beside(graph: Any, run: Any, tasks: list) -> bool:
 
 
 def step(graph: Any, run: Any, work: Callable[[], None], tasks: list) -> Iterator[None]:
-    """Run a step's tasks; yield whenever the caller has chunks to read."""
-    if runs_beside(graph, run, tasks):
-        yield from step_beside(work, run.chunks)
-    else:
-        work()
-
-
-async def astep(graph: Any, run: Any, work: Callable[[], Awaitable[None]], tasks: list
-                ) -> AsyncIterator[None]:
-    """Async twin of step."""
+    """Run a step's tasks; yield whenever the caller has chunks to read. Beside the caller, the
+    step runs in a thread; its error is re-raised here."""
     if not runs_beside(graph, run, tasks):
-        await work()
+        work()
         return
-    async with aclosing(astep_beside(work, run.chunks)) as beside:
-        async for _ in beside:
-            yield
-
-
-def step_beside(step: Callable[[], None], chunks: Chunks) -> Iterator[None]:
-    """Run the step in a thread; yield each time chunks arrive; re-raise the step's error."""
     ready = threading.Event()
     outcome: concurrent.futures.Future = concurrent.futures.Future()
 
-    def work() -> None:
+    def in_thread() -> None:
         try:
-            outcome.set_result(step())
+            outcome.set_result(work())
         except BaseException as exc:
             outcome.set_exception(exc)
         finally:
             ready.set()
 
-    chunks.wake = ready.set
-    thread = threading.Thread(target=contextvars.copy_context().run, args=(work,),
+    run.chunks.wake = ready.set
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(in_thread,),
                               name="lgc-step", daemon=True)
     thread.start()
     try:
@@ -84,28 +68,33 @@ def step_beside(step: Callable[[], None], chunks: Chunks) -> Iterator[None]:
             yield
     finally:
         thread.join()  # a closed stream: its tasks finish and commit (a thread cannot stop)
-        chunks.wake = nothing
+        run.chunks.wake = nothing
     outcome.result()
 
 
-async def astep_beside(step: Callable[[], Awaitable[None]], chunks: Chunks) -> AsyncIterator[None]:
-    """Async twin: the step is an asyncio task; closing the stream cancels it."""
+async def astep(graph: Any, run: Any, work: Callable[[], Awaitable[None]], tasks: list
+                ) -> AsyncIterator[None]:
+    """Async twin of step: beside the caller, the step is an asyncio task; closing the stream
+    cancels it."""
+    if not runs_beside(graph, run, tasks):
+        await work()
+        return
     ready, event_loop = asyncio.Event(), asyncio.get_running_loop()
-    chunks.wake = lambda: event_loop.call_soon_threadsafe(ready.set)  # sync nodes: threads
-    work = asyncio.ensure_future(step())
+    run.chunks.wake = lambda: event_loop.call_soon_threadsafe(ready.set)  # sync nodes: threads
+    running = asyncio.ensure_future(work())
     waiter = None
     try:
-        while not work.done():
+        while not running.done():
             if waiter is None or waiter.done():
                 waiter = asyncio.ensure_future(ready.wait())
-            await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({running, waiter}, return_when=asyncio.FIRST_COMPLETED)
             ready.clear()
             yield
     finally:
-        chunks.wake = nothing
+        run.chunks.wake = nothing
         if waiter is not None:
             waiter.cancel()
-        if not work.done():  # the caller closed the stream: cancel the step's tasks
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
-    work.result()
+        if not running.done():  # the caller closed the stream: cancel the step's tasks
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+    running.result()

@@ -5,6 +5,7 @@ Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: preg
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any
 
@@ -45,15 +46,11 @@ def result_writes(writes: list, keys: Any = None) -> Any:
     single-value state's (``keys`` is its one channel name) as that value."""
     if isinstance(keys, str) and writes:
         return writes[-1][1]
-    result: dict = {}
+    by_channel: dict[str, list] = defaultdict(list)
     for chan, value in writes:
-        if chan in result:
-            old = result[chan]
-            many = old["$writes"] if isinstance(old, dict) and "$writes" in old else [old]
-            result[chan] = {"$writes": [*many, value]}
-        else:
-            result[chan] = value
-    return result
+        by_channel[chan].append(value)
+    return {chan: values[0] if len(values) == 1 else {"$writes": values}
+            for chan, values in by_channel.items()}
 
 
 def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
@@ -101,8 +98,8 @@ def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: An
         if live and output:
             interrupts = ()
         shown = [(c, v) for c, v in output if c in key_list(graph.stream_channels)]
-        result = (result_writes(shown, graph.stream_channels) if shown else {}) if output else None
-        if output and (returned := [v for c, v in output if c == RETURN]):
+        result = result_writes(shown, graph.stream_channels) if output else None
+        if returned := [v for c, v in output if c == RETURN]:
             result = returned[0]  # a @task call's return value
         out.append(PregelTask(task.id, task.name, task.path, error, interrupts,
                               states.get(task.id), result))
@@ -120,17 +117,6 @@ def checkpoint_payload(loop: Any) -> dict:
     config = {**loop.checkpoint_config, CONF: {
         **loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
     tasks = list(loop.tasks.values())
-    task_list = []
-    for t in tasks_with_writes(tasks, loop.pending_writes, subgraph_task_states(tasks, config),
-                               loop.graph):
-        entry: dict = {"id": t.id, "name": t.name}
-        if t.error:
-            entry.update(error=t.error, state=t.state)
-        else:
-            if t.result:
-                entry["result"] = t.result
-            entry.update(interrupts=tuple(interrupt_dict(i) for i in t.interrupts), state=t.state)
-        task_list.append(entry)
     return {
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
         "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
@@ -138,8 +124,19 @@ def checkpoint_payload(loop: Any) -> dict:
         "values": loop.view.read(loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
-        "tasks": task_list,
+        "tasks": [checkpoint_task(t) for t in tasks_with_writes(
+            tasks, loop.pending_writes, subgraph_task_states(tasks, config), loop.graph)],
     }
+
+
+def checkpoint_task(t: PregelTask) -> dict:
+    """A task as stream_mode="checkpoints" lists it: its error, else its result (if it has one)
+    and its interrupts."""
+    if t.error:
+        return {"id": t.id, "name": t.name, "error": t.error, "state": t.state}
+    result = {"result": t.result} if t.result else {}
+    return {"id": t.id, "name": t.name, **result,
+            "interrupts": tuple(interrupt_dict(i) for i in t.interrupts), "state": t.state}
 
 
 def debug_chunk(mode: str, step: int, payload: Any) -> dict:
