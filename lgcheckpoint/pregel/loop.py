@@ -79,9 +79,7 @@ class PregelLoop:
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
             self.delta.after_step(self.tasks.values(), self.step)
-            if "values" in self.modes and not self.updated_channels.isdisjoint(
-                    key_list(self.spec.output_keys)):
-                self.emit("values", self.read_output())
+            self.emit_values(self.updated_channels)
             self.pending_writes.clear()
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
@@ -109,10 +107,9 @@ class PregelLoop:
                 self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
             self.status = "interrupt_before"
             raise GraphInterrupt()
-        if "tasks" in self.modes:
-            for task in self.tasks.values():
-                if not task.node.hidden:
-                    self.emit("tasks", out.task_payload(task))
+        for task in self.tasks.values():
+            if "tasks" in self.modes and not task.node.hidden:
+                self.emit("tasks", out.task_payload(task))
         for task in self.tasks.values():
             if task.writes:
                 self.output_writes(task, task.writes, cached=True)
@@ -250,10 +247,9 @@ class PregelLoop:
     def map_input(self, value: Any) -> list:
         """Input -> writes to the input channel(s) (a StateGraph's START node splits the dict;
         an entrypoint or a single-value state takes any value)."""
-        if value is not None and not isinstance(value, dict) and not hasattr(
-                type(value), "__annotations__") and ROOT not in self.graph.channels and (
-                START in self.graph.nodes):  # refused before anything is saved
-            raise InvalidUpdateError(
+        keyed = value is None or isinstance(value, dict) or hasattr(type(value), "__annotations__")
+        if not keyed and ROOT not in self.graph.channels and START in self.graph.nodes:
+            raise InvalidUpdateError(  # refused before anything is saved
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return input_writes(self.graph.input_channels, value)
 
@@ -373,19 +369,18 @@ class PregelLoop:
     def snapshot_and_put(self, id: str | None = None) -> Put:
         """Snapshot the channels (reading only those whose version moved since the last stored
         checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
-        new_versions = new_channel_versions(
-            self.previous_versions, self.checkpoint["channel_versions"])
         # channel_values as the saver gave them: the first snapshot after a load reads every one
-        changed = None if self.values_loaded else new_versions
+        changed = None if self.values_loaded else new_channel_versions(
+            self.previous_versions, self.checkpoint["channel_versions"])
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
-        if self.delta.keys:  # snapshots may bump versions: what changed is asked again
+        if self.delta.keys:  # DeltaChannel snapshots (delta.py); they may bump versions
             self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
                              self.get_next_version, self.graph.trigger_to_nodes)
-            new_versions = new_channel_versions(
-                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
+        new_versions = new_channel_versions(self.previous_versions,  # what the saver must write
+                                            self.checkpoint["channel_versions"])
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
                                                         for p in packets]
@@ -438,10 +433,7 @@ class PregelLoop:
         if isinstance(error, GraphInterrupt) and not self.is_nested:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
-                updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(
-                        key_list(self.spec.output_keys)):
-                    self.emit("values", self.read_output())
+                self.emit_values(updated=self.apply(self.tasks.values()))
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
             return True
@@ -450,6 +442,11 @@ class PregelLoop:
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
         return self.view.read(self.spec.output_keys)
+
+    def emit_values(self, updated: set[str]) -> None:
+        """Stream the state as "values" when the writes just applied changed an output key."""
+        if "values" in self.modes and not updated.isdisjoint(key_list(self.spec.output_keys)):
+            self.emit("values", self.read_output())
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
