@@ -217,13 +217,12 @@ class PregelLoop:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task."""
         if cmd.graph == Command.PARENT:
             raise InvalidUpdateError("There is no parent graph")
-        resume_map = False
+        # {interrupt id: answer}: each interrupt gets its own answer
+        resume_map = isinstance(cmd.resume, dict) and all(is_interrupt_id(k) for k in cmd.resume)
         if cmd.resume is not None:
             if not self.spec.saver:
                 raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
                                    "compile(checkpointer=InMemorySaver()) and pass a thread_id")
-            resume_map = isinstance(cmd.resume, dict) and all(
-                is_interrupt_id(k) for k in cmd.resume)
             if resume_map:
                 self.spec.config[CONF][RESUME_MAP] = cmd.resume
             elif len(self.pending_interrupts()) > 1:
@@ -255,10 +254,9 @@ class PregelLoop:
 
     def share_null_resume(self) -> None:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
-        value = next((v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME),
-                     None)
-        self.spec.config[CONF][NULL_RESUME] = [value] if value is not None else (
-            self.spec.config[CONF].get(PARENT_NULL_RESUME))
+        conf = self.spec.config[CONF]
+        answer = [v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME]
+        conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
 
     def pending_interrupts(self) -> set[str]:
         """Ids of interrupts still waiting for an answer (their task never finished)."""
@@ -403,10 +401,9 @@ class PregelLoop:
             self.save_exit_delta_writes()
         if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
             put = self.snapshot_and_put(id=self.checkpoint["id"])
-        writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
-                                             if t == task_id])
-                  for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
-                  if task_id in self.written_task_ids]
+        ours = [w for w in self.pending_writes if w[0] in self.written_task_ids]  # this run's
+        writes = [self.writes_call(task_id, [(c, v) for t, c, v in ours if t == task_id])
+                  for task_id in dict.fromkeys(t for t, _, _ in ours)]  # one call per task
         return put, writes
 
     def save_exit_delta_writes(self) -> None:
