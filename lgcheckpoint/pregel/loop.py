@@ -84,8 +84,7 @@ class PregelLoop:
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
-            if self.spec.interrupt_after and should_interrupt(
-                    self.checkpoint, self.spec.interrupt_after, self.tasks.values()):
+            if self.at_breakpoint(self.spec.interrupt_after):
                 self.status = "interrupt_after"
                 self.prepare_tasks()
                 raise GraphInterrupt()
@@ -103,8 +102,7 @@ class PregelLoop:
             for handler in handlers.resumed_handlers(self.tasks, self.pending_writes,
                                                      self.graph.nodes, self.here()):
                 self.tasks[handler.id] = handler
-        if self.spec.interrupt_before and should_interrupt(
-                self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
+        if self.at_breakpoint(self.spec.interrupt_before):
             self.status = "interrupt_before"
             raise GraphInterrupt()
         for task in self.tasks.values():
@@ -114,6 +112,10 @@ class PregelLoop:
             if task.writes:
                 self.output_writes(task, task.writes, cached=True)
         return True
+
+    def at_breakpoint(self, nodes: Any) -> bool:
+        """A breakpoint (interrupt_before/after) lists a task of this step, and the state moved."""
+        return bool(nodes) and should_interrupt(self.checkpoint, nodes, self.tasks.values())
 
     # --- loading and input -----------------------------------------------------------------
     def load(self, saved: CheckpointTuple | None) -> None:
@@ -393,14 +395,12 @@ class PregelLoop:
         if not self.saves.saves_at_exit or (self.is_nested and error is None and any(
                 NS_END in part for part in self.namespace)):
             return None, []
-        put = None
         if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
             self.save_exit_delta_writes()
-        if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
-            put = self.snapshot_and_put(id=self.checkpoint["id"])
+        ran = self.checkpoint["id"] != self.loaded_id  # something ran since the loaded one
+        put = self.snapshot_and_put(id=self.checkpoint["id"]) if ran else None
         ours = dict.fromkeys(t for t, _, _ in self.pending_writes if t in self.written_task_ids)
-        writes = [self.writes_call(task_id) for task_id in ours]  # one call per task of this run
-        return put, writes
+        return put, [self.writes_call(task_id) for task_id in ours]  # one call per task of this run
 
     def save_exit_delta_writes(self) -> None:
         """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
