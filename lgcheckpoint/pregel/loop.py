@@ -315,16 +315,18 @@ class PregelLoop:
         self.written_task_ids.add(task_id)
         if all(c in WRITES_IDX_MAP for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())  # last one per slot wins
-        if task_id == NULL_TASK_ID:  # the input's writes add up: only its slots are replaced
+        if task_id == NULL_TASK_ID:
             self.pending_writes = [w for w in self.pending_writes
                                    if w[0] != task_id or w[1] not in WRITES_IDX_MAP]
             writes = sorted(writes, key=lambda w: w[0] in WRITES_IDX_MAP)
-        else:  # a task's new writes replace its earlier ones
+            to_save = [w[1:] for w in self.pending_writes if w[0] == task_id] + list(writes)
+        else:
             self.pending_writes = [w for w in self.pending_writes if w[0] != task_id]
+            to_save = writes
         self.pending_writes.extend((task_id, c, v) for c, v in writes)
         task = self.tasks.get(task_id)
         # the step's last task (none still running) shares the step's commit
-        self.saves.after_task(self.writes_call(task_id),
+        self.saves.after_task(self.writes_call(task_id, to_save),
                               last_of_step=task is not None and not self.running)
         if task is not None:
             self.output_writes(task, writes, cached)
@@ -340,11 +342,10 @@ class PregelLoop:
         return [t for t in tasks if not t.writes]
 
     # --- saving (when each save happens is decided in saves.py) ---------------------------
-    def writes_call(self, task_id: str) -> PutWrites:
-        """put_writes' arguments: the task's pending writes, against the checkpoint it ran from."""
-        writes = [(c, saved_packet(v, self.channels) if c == TASKS else v)
-                  for t, c, v in self.pending_writes
-                  if t == task_id and getattr(self.channels.get(c), "saved", True)]
+    def writes_call(self, task_id: str, writes: list) -> PutWrites:
+        """put_writes' arguments: the writes, against the checkpoint the task ran from."""
+        writes = [(c, saved_packet(v, self.channels) if c == TASKS else v) for c, v in writes
+                  if getattr(self.channels.get(c), "saved", True)]
         config = {**self.checkpoint_config,
                   CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
@@ -399,8 +400,9 @@ class PregelLoop:
             self.save_exit_delta_writes()
         ran = self.checkpoint["id"] != self.loaded_id  # something ran since the loaded one
         put = self.snapshot_and_put(id=self.checkpoint["id"]) if ran else None
-        ours = dict.fromkeys(t for t, _, _ in self.pending_writes if t in self.written_task_ids)
-        return put, [self.writes_call(task_id) for task_id in ours]  # one call per task of this run
+        ours = [w for w in self.pending_writes if w[0] in self.written_task_ids]  # this run's
+        return put, [self.writes_call(task_id, [(c, v) for t, c, v in ours if t == task_id])
+                     for task_id in dict.fromkeys(t for t, _, _ in ours)]  # one call per task
 
     def save_exit_delta_writes(self) -> None:
         """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
