@@ -43,19 +43,16 @@ def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | No
     versions = previous["channel_versions"]
     if channels is None:
         values = previous["channel_values"]
-    elif changed is not None:
+    elif changed is None:  # only channels that were ever written are stored
+        values = {key: value for key, chan in channels.items()
+                  if key in versions and (value := chan.checkpoint()) is not MISSING}
+    else:
         values = dict(previous["channel_values"])
         for key in changed:
             if key in channels and (value := channels[key].checkpoint()) is not MISSING:
                 values[key] = value
             else:
                 values.pop(key, None)
-    else:
-        # only channels that were ever written are stored
-        values = {}
-        for key, chan in channels.items():
-            if key in versions and (value := chan.checkpoint()) is not MISSING:
-                values[key] = value
     return Checkpoint(
         v=LATEST_VERSION,
         id=id or str(uuid6(clock_seq=step)),

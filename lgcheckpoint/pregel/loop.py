@@ -79,15 +79,12 @@ class PregelLoop:
             # every task finished: apply all writes at once, then publish the step
             self.updated_channels = self.apply(self.tasks.values())
             self.delta.after_step(self.tasks.values(), self.step)
-            if "values" in self.modes and not self.updated_channels.isdisjoint(
-                    key_list(self.spec.output_keys)):
-                self.emit("values", self.read_output())
+            self.emit_values(self.updated_channels)
             self.pending_writes.clear()
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
             self.replaying = False
             self.save_checkpoint({"source": "loop"})
-            if self.spec.interrupt_after and should_interrupt(
-                    self.checkpoint, self.spec.interrupt_after, self.tasks.values()):
+            if self.at_breakpoint(self.spec.interrupt_after):
                 self.status = "interrupt_after"
                 self.prepare_tasks()
                 raise GraphInterrupt()
@@ -105,18 +102,20 @@ class PregelLoop:
             for handler in handlers.resumed_handlers(self.tasks, self.pending_writes,
                                                      self.graph.nodes, self.here()):
                 self.tasks[handler.id] = handler
-        if self.spec.interrupt_before and should_interrupt(
-                self.checkpoint, self.spec.interrupt_before, self.tasks.values()):
+        if self.at_breakpoint(self.spec.interrupt_before):
             self.status = "interrupt_before"
             raise GraphInterrupt()
-        if "tasks" in self.modes:
-            for task in self.tasks.values():
-                if not task.node.hidden:
-                    self.emit("tasks", out.task_payload(task))
+        for task in self.tasks.values():
+            if "tasks" in self.modes and not task.node.hidden:
+                self.emit("tasks", out.task_payload(task))
         for task in self.tasks.values():
             if task.writes:
                 self.output_writes(task, task.writes, cached=True)
         return True
+
+    def at_breakpoint(self, nodes: Any) -> bool:
+        """A breakpoint (interrupt_before/after) lists a task of this step, and the state moved."""
+        return bool(nodes) and should_interrupt(self.checkpoint, nodes, self.tasks.values())
 
     # --- loading and input -----------------------------------------------------------------
     def load(self, saved: CheckpointTuple | None) -> None:
@@ -197,8 +196,6 @@ class PregelLoop:
         from (under the input's own task id); with no such checkpoint, or one the thread moved
         past (its other children would read them too), the input checkpoint snapshots it."""
         delta_input = [(c, v) for c, v in input_writes if c in self.delta.keys]
-        if not delta_input:
-            return
         if self.delta.exit_writes is not None:  # "exit" saves them with the run's others
             self.delta.exit_writes += [(self.step, NULL_TASK_ID, "", c, v) for c, v in delta_input]
         elif self.loaded_saved and not self.superseded:
@@ -220,13 +217,12 @@ class PregelLoop:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task."""
         if cmd.graph == Command.PARENT:
             raise InvalidUpdateError("There is no parent graph")
-        resume_map = False
+        # {interrupt id: answer}: each interrupt gets its own answer
+        resume_map = isinstance(cmd.resume, dict) and all(is_interrupt_id(k) for k in cmd.resume)
         if cmd.resume is not None:
             if not self.spec.saver:
                 raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
                                    "compile(checkpointer=InMemorySaver()) and pass a thread_id")
-            resume_map = isinstance(cmd.resume, dict) and all(
-                is_interrupt_id(k) for k in cmd.resume)
             if resume_map:
                 self.spec.config[CONF][RESUME_MAP] = cmd.resume
             elif len(self.pending_interrupts()) > 1:
@@ -250,19 +246,17 @@ class PregelLoop:
     def map_input(self, value: Any) -> list:
         """Input -> writes to the input channel(s) (a StateGraph's START node splits the dict;
         an entrypoint or a single-value state takes any value)."""
-        if value is not None and not isinstance(value, dict) and not hasattr(
-                type(value), "__annotations__") and ROOT not in self.graph.channels and (
-                START in self.graph.nodes):  # refused before anything is saved
-            raise InvalidUpdateError(
+        keyed = value is None or isinstance(value, dict) or hasattr(type(value), "__annotations__")
+        if not keyed and ROOT not in self.graph.channels and START in self.graph.nodes:
+            raise InvalidUpdateError(  # refused before anything is saved
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return input_writes(self.graph.input_channels, value)
 
     def share_null_resume(self) -> None:
         """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
-        value = next((v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME),
-                     None)
-        self.spec.config[CONF][NULL_RESUME] = [value] if value is not None else (
-            self.spec.config[CONF].get(PARENT_NULL_RESUME))
+        conf = self.spec.config[CONF]
+        answer = [v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME]
+        conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
 
     def pending_interrupts(self) -> set[str]:
         """Ids of interrupts still waiting for an answer (their task never finished)."""
@@ -373,19 +367,18 @@ class PregelLoop:
     def snapshot_and_put(self, id: str | None = None) -> Put:
         """Snapshot the channels (reading only those whose version moved since the last stored
         checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
-        new_versions = new_channel_versions(
-            self.previous_versions, self.checkpoint["channel_versions"])
         # channel_values as the saver gave them: the first snapshot after a load reads every one
-        changed = None if self.values_loaded else new_versions
+        changed = None if self.values_loaded else new_channel_versions(
+            self.previous_versions, self.checkpoint["channel_versions"])
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
-        if self.delta.keys:  # snapshots may bump versions: what changed is asked again
+        if self.delta.keys:  # DeltaChannel snapshots (delta.py); they may bump versions
             self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
                              self.get_next_version, self.graph.trigger_to_nodes)
-            new_versions = new_channel_versions(
-                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
+        new_versions = new_channel_versions(self.previous_versions,  # what the saver must write
+                                            self.checkpoint["channel_versions"])
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
                                                         for p in packets]
@@ -403,16 +396,13 @@ class PregelLoop:
         if not self.saves.saves_at_exit or (self.is_nested and error is None and any(
                 NS_END in part for part in self.namespace)):
             return None, []
-        put = None
         if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
             self.save_exit_delta_writes()
-        if self.checkpoint["id"] != self.loaded_id:  # something ran since the loaded one
-            put = self.snapshot_and_put(id=self.checkpoint["id"])
-        writes = [self.writes_call(task_id, [(c, v) for t, c, v in self.pending_writes
-                                             if t == task_id])
-                  for task_id in dict.fromkeys(t for t, _, _ in self.pending_writes)
-                  if task_id in self.written_task_ids]
-        return put, writes
+        ran = self.checkpoint["id"] != self.loaded_id  # something ran since the loaded one
+        put = self.snapshot_and_put(id=self.checkpoint["id"]) if ran else None
+        ours = [w for w in self.pending_writes if w[0] in self.written_task_ids]  # this run's
+        return put, [self.writes_call(task_id, [(c, v) for t, c, v in ours if t == task_id])
+                     for task_id in dict.fromkeys(t for t, _, _ in ours)]  # one call per task
 
     def save_exit_delta_writes(self) -> None:
         """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
@@ -438,10 +428,7 @@ class PregelLoop:
         if isinstance(error, GraphInterrupt) and not self.is_nested:
             # siblings that finished before the interrupt still show in the output
             if self.pending_writes and any(t.writes for t in self.tasks.values()):
-                updated = self.apply(self.tasks.values())
-                if "values" in self.modes and not updated.isdisjoint(
-                        key_list(self.spec.output_keys)):
-                    self.emit("values", self.read_output())
+                self.emit_values(updated=self.apply(self.tasks.values()))
             if not error.interrupts:
                 self.emit("updates", {INTERRUPT: ()})
             return True
@@ -450,6 +437,11 @@ class PregelLoop:
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
         return self.view.read(self.spec.output_keys)
+
+    def emit_values(self, updated: set[str]) -> None:
+        """Stream the state as "values" when the writes just applied changed an output key."""
+        if "values" in self.modes and not updated.isdisjoint(key_list(self.spec.output_keys)):
+            self.emit("values", self.read_output())
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:

@@ -42,8 +42,10 @@ class Put(NamedTuple):
 class SaveQueue:
     """What the loop hands over (a task's writes, a step's checkpoint) and when it is saved."""
 
-    def __init__(self, saver: Any, durability: str) -> None:
+    def __init__(self, saver: Any, durability: str, prefix: str = "") -> None:
         self.saver, self.durability = saver, durability
+        if saver is not None:  # the saver's verbs: put, ... or, with prefix "a", aput, ...
+            self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, prefix)
         self.saves_steps = saver is not None and durability != "exit"
         self.saves_at_exit = saver is not None and durability == "exit"
         self.held: PutWrites | None = None  # the step's last writes, waiting for its put
@@ -119,8 +121,6 @@ class SyncSaveQueue(SaveQueue):
 
     def __init__(self, saver: Any, durability: str) -> None:
         super().__init__(saver, durability)
-        if saver is not None:  # the saver's sync verbs
-            self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, "")
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
@@ -164,9 +164,7 @@ class AsyncSaveQueue(SaveQueue):
     """Async twin: each call is an asyncio task that first awaits the one queued before it."""
 
     def __init__(self, saver: Any, durability: str) -> None:
-        super().__init__(saver, durability)
-        if saver is not None:  # the saver's async verbs
-            self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, "a")
+        super().__init__(saver, durability, prefix="a")  # the saver's async verbs
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
 
