@@ -196,6 +196,8 @@ class PregelLoop:
         from (under the input's own task id); with no such checkpoint, or one the thread moved
         past (its other children would read them too), the input checkpoint snapshots it."""
         delta_input = [(c, v) for c, v in input_writes if c in self.delta.keys]
+        if not delta_input:
+            return
         if self.delta.exit_writes is not None:  # "exit" saves them with the run's others
             self.delta.exit_writes += [(self.step, NULL_TASK_ID, "", c, v) for c, v in delta_input]
         elif self.loaded_saved and not self.superseded:
@@ -367,18 +369,19 @@ class PregelLoop:
     def snapshot_and_put(self, id: str | None = None) -> Put:
         """Snapshot the channels (reading only those whose version moved since the last stored
         checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
-        # channel_values as the saver gave them: the first snapshot after a load reads every one
-        changed = None if self.values_loaded else new_channel_versions(
+        new_versions = new_channel_versions(  # what the saver must write
             self.previous_versions, self.checkpoint["channel_versions"])
+        # channel_values as the saver gave them: the first snapshot after a load reads every one
+        changed = None if self.values_loaded else new_versions
         self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
                                             updated_channels=self.updated_channels,
                                             changed=changed, id=id)
-        if self.delta.keys:  # DeltaChannel snapshots (delta.py); they may bump versions
+        if self.delta.keys:  # DeltaChannel snapshots (delta.py) may bump versions: ask again
             self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
                              self.get_next_version, self.graph.trigger_to_nodes)
+            new_versions = new_channel_versions(
+                self.previous_versions, self.checkpoint["channel_versions"])
         self.values_loaded = False
-        new_versions = new_channel_versions(self.previous_versions,  # what the saver must write
-                                            self.checkpoint["channel_versions"])
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
                                                         for p in packets]
