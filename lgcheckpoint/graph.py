@@ -49,15 +49,11 @@ def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
     if not hints and not declares_keys(schema):
         raise ValueError(
             f"State schema {schema!r} has no annotated keys: use a TypedDict, dataclass or "
-            "pydantic model with one annotated field per state key"
-        )
+            "pydantic model with one annotated field per state key")
     fields = getattr(schema, "model_fields", None)  # pydantic: only real fields
-    return {
-        name: managed_value_of(typ) or channel_for(name, typ)
-        for name, typ in hints.items()
-        if get_origin(typ) is not ClassVar and name != "__slots__"
-        and (fields is None or name in fields)
-    }
+    return {name: managed_value_of(typ) or channel_for(name, typ) for name, typ in hints.items()
+            if get_origin(typ) is not ClassVar and name != "__slots__"
+            and (fields is None or name in fields)}
 
 
 def declares_keys(schema: type) -> bool:

@@ -189,10 +189,9 @@ def _default_retry_on(exc: BaseException) -> bool:
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(status, int):
         return 500 <= status < 600
-    return not isinstance(exc, (
-        ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
-        SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration, OSError,
-    ))
+    return not isinstance(exc, (ValueError, TypeError, ArithmeticError, ImportError, LookupError,
+                                NameError, SyntaxError, RuntimeError, ReferenceError,
+                                StopIteration, StopAsyncIteration, OSError))
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,7 @@ class DeltaBook:
         metadata[COUNTERS] = {k: (u + (k in (updated or ())), s + 1)
                               for k in self.keys for u, s in [before.get(k, (0, 0))]}
 
-    def due(self, channels: Mapping[str, Channel], counters: Counters, versions: dict
-            ) -> set[str]:
+    def due(self, channels: Mapping[str, Channel], counters: Counters, versions: dict) -> set[str]:
         """Channels whose counters reached their bound (a never-written one has nothing)."""
         return {k for k, (updates, steps) in counters.items()
                 if k in versions and channels[k].is_available()
