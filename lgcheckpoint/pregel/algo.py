@@ -224,7 +224,7 @@ SKIPPED_WRITES = frozenset((NO_WRITES, PUSH, RESUME, INTERRUPT, RETURN, ERROR, E
 
 
 def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> None:
-    """The one writer of versions_seen: `name` has seen the current version of `channels`."""
+    """What a task read: `name` has seen the current version of `channels` (versions_seen)."""
     versions = checkpoint["channel_versions"]
     seen = checkpoint["versions_seen"].setdefault(name, {})
     seen.update({c: versions[c] for c in channels if c in versions})

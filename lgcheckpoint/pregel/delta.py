@@ -200,9 +200,10 @@ def store_snapshots(checkpoint: Checkpoint, channels: Mapping[str, Channel], key
 
 
 def mark_bumps_seen(versions_seen: dict, bumped: dict, trigger_to_nodes: Mapping) -> dict:
-    """A bump only stores a snapshot, it is not a write: whoever had seen the old version now
-    sees the new one (else it would run again). SNAPSHOT_BUMPS keeps, per (node, channel), the
-    version advanced to ("node|k") and the one really read ("node:k")."""
+    """versions_seen's other writer (algo.mark_seen records reads): a snapshot bump is not a
+    write, so whoever had seen the old version now sees the new one (else it would run again).
+    SNAPSHOT_BUMPS keeps, per (node, channel), the version advanced to ("node|k") and the one
+    really read ("node:k")."""
     seen = dict(versions_seen)
     for k, (old, _) in bumped.items():
         if old is None:  # never written: subscribers that never ran would start on the bump
