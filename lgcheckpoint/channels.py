@@ -40,7 +40,7 @@ class Channel:
         return self.typ
 
     def copy(self) -> Channel:
-        return self._clone()  # sharing values is safe: a channel replaces them, never edits them
+        return self._clone()  # values shared, as from_checkpoint(checkpoint()) shared them
 
     def from_checkpoint(self, stored: Any) -> Channel:
         """A fresh copy holding `stored` (never the same object: a saver may still read it)."""
