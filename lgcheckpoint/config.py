@@ -1,7 +1,8 @@
 """Helpers a node may call while it runs: its config and the custom stream writer.
 
 Same names as ``langgraph.config``. They read the task that runs in this thread or asyncio
-task (set by pregel/runner.py), so they only work inside a node.
+task (set by pregel/runner.py), so they only work inside a node; nothing in the engine
+imports this module, so it may import the runner.
 Next: managed.py.
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from lgcheckpoint.pregel.runner import task_config
+from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import current_task
 
 
@@ -21,13 +24,9 @@ def _task() -> Any:
 
 def get_config() -> dict:
     """The config of the running node (thread_id, checkpoint_ns, metadata, ...)."""
-    from lgcheckpoint.pregel.runner import task_config
-
     return task_config(_task())
 
 
 def get_stream_writer() -> Callable[[Any], None]:
     """A function that emits its argument as a chunk of stream_mode="custom"."""
-    from lgcheckpoint.runtime import task_runtime
-
     return task_runtime(_task()).stream_writer  # the runtime's: a timed node's counts as progress

@@ -4,7 +4,12 @@ They match LangGraph's spelling, so the checkpoints we write read the same. Next
 ``Send`` and ``Interrupt`` still import from here, as in LangGraph, with a deprecation warning.
 """
 
-from lgcheckpoint.checkpoint.base import ERROR, INTERRUPT, RESUME, TASKS  # noqa: F401
+from lgcheckpoint import types
+from lgcheckpoint.checkpoint.base import (  # noqa: F401  (savers store these names too)
+    ERROR, INTERRUPT, NS_END, NS_SEP, RESUME, TASKS,
+)
+from lgcheckpoint.types import OVERWRITE  # noqa: F401  (an Overwrite's tag: bypass the reducer)
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 START = "__start__"  # the input channel, and the pseudo-node that writes the input
 END = "__end__"  # the pseudo-node an edge points at to stop
@@ -14,12 +19,9 @@ PREVIOUS = "__previous__"  # an entrypoint's saved value, handed to its next run
 INPUT = "__input__"  # name of the pseudo-task that carries input and update_state writes
 PUSH = "__pregel_push"  # task kind: started by a Send
 PULL = "__pregel_pull"  # task kind: started by a channel it subscribes to
-NS_SEP = "|"  # joins namespaces of nested graphs: "outer:id|inner:id"
-NS_END = ":"  # separates a node name from its task id in a namespace
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # owner of writes that no task made
 BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or a goto
 CONF = "configurable"
-OVERWRITE = "__overwrite__"  # {OVERWRITE: v}, or an Overwrite's "type" field: bypass the reducer
 DEFAULT_RECURSION_LIMIT = 10007  # super-steps a run may take (LangGraph 1.2's; 25 before 1.0)
 ERROR_SOURCE_NODE = "__error_source_node__"  # beside a handled ERROR: the node that failed
 
@@ -56,10 +58,7 @@ def __getattr__(name: str):
     """``from lgcheckpoint.constants import Send``: warn, then hand over types.Send."""
     if name not in MOVED_TO_TYPES:
         raise AttributeError(f"module 'lgcheckpoint.constants' has no attribute '{name}'")
-    import lgcheckpoint.types
-    from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
-
     warn_deprecated(f"Importing {name} from lgcheckpoint.constants is deprecated. Please use "
                     f"'from lgcheckpoint.types import {name}' instead.",
                     LangGraphDeprecatedSinceV10)
-    return getattr(lgcheckpoint.types, name)
+    return getattr(types, name)

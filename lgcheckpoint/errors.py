@@ -1,7 +1,8 @@
 """Errors a user of lgcheckpoint can meet; each message says what to do next.
 
 Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged. The savers' and the
-serializer's errors live with them (checkpoint/errors.py) and are re-exported here.
+serializer's errors live with them (checkpoint/errors.py), ``GraphInterrupt`` beside
+``interrupt()`` in types.py; all are re-exported here.
 """
 
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     CheckpointNotFoundError, EmptyChannelError, InvalidCheckpointError, MissingConfigError,
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
+from lgcheckpoint.response_schema import is_invalid_resume, mark_invalid_resume  # noqa: F401
+from lgcheckpoint.types import GraphInterrupt, Interrupt  # noqa: F401  (interrupt() raises it)
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 
@@ -21,20 +24,10 @@ class GraphRecursionError(RecursionError):
     """The graph ran more super-steps than ``recursion_limit`` allows."""
 
 
-class GraphInterrupt(Exception):
-    """Raised inside the loop to stop a run at an interrupt; callers see ``__interrupt__``."""
-
-    def __init__(self, interrupts=()):
-        super().__init__(interrupts)
-        self.interrupts = tuple(interrupts)
-
-
 class NodeInterrupt(GraphInterrupt):
     """Deprecated (LangGraph 1.0; use types.interrupt): raise it in a node to stop with a value."""
 
     def __init__(self, value, id=None):
-        from lgcheckpoint.types import Interrupt  # types imports this module
-
         warn_deprecated("NodeInterrupt is deprecated. Please use `lgcheckpoint.types.interrupt` "
                         "instead.", LangGraphDeprecatedSinceV10)
         super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
@@ -67,19 +60,6 @@ def refuse_unimplemented(call: str, options: dict) -> None:
         if value not in (None, False, (), "v1"):
             raise TypeError(f"lgcheckpoint does not implement {call}({name}=...): remove it, "
                             "or run this graph on LangGraph")
-
-
-INVALID_RESUME_MARK = "_lgcheckpoint_invalid_resume"  # set on the error, so any class can carry it
-
-
-def mark_invalid_resume(error: BaseException) -> None:
-    """Tag an error as "the resume value did not match the interrupt's response_schema"."""
-    setattr(error, INVALID_RESUME_MARK, True)
-
-
-def is_invalid_resume(error: BaseException) -> bool:
-    """Was ``error`` raised because an answer did not fit ``interrupt(response_schema=...)``?"""
-    return getattr(error, INVALID_RESUME_MARK, False) is True
 
 
 class ThreadBusyError(RuntimeError):

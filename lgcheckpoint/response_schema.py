@@ -2,8 +2,8 @@
 
 A JSON Schema ``dict`` is only shown. A class (pydantic model, TypedDict, dataclass) is shown as
 its JSON Schema and validates the answer: interrupt() returns the validated object. An answer
-that does not fit raises pydantic's ``ValidationError``, marked so that
-``errors.is_invalid_resume`` recognises it; no answer is saved for that interrupt, so it can be
+that does not fit raises pydantic's ``ValidationError``, marked so that ``is_invalid_resume``
+(also in errors.py) recognises it; no answer is saved for that interrupt, so it can be
 answered again, and the other tasks of the step still finish. pydantic is needed only for
 classes and is imported only here. Next: channels.py (where state lives between steps).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgcheckpoint.errors import mark_invalid_resume
+INVALID_RESUME_MARK = "_lgcheckpoint_invalid_resume"  # set on the error, so any class can carry it
 
 
 def validator(schema: Any) -> Any:
@@ -43,3 +43,13 @@ def checked(adapter: Any, answer: Any) -> Any:
     except ValidationError as exc:
         mark_invalid_resume(exc)
         raise
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    """Tag an error as "the resume value did not match the interrupt's response_schema"."""
+    setattr(error, INVALID_RESUME_MARK, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Was ``error`` raised because an answer did not fit ``interrupt(response_schema=...)``?"""
+    return getattr(error, INVALID_RESUME_MARK, False) is True

@@ -15,8 +15,7 @@ from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequen
 
 from xxhash import xxh3_128_hexdigest
 
-from lgcheckpoint.checkpoint.base import RunnableConfig
-from lgcheckpoint.constants import INTERRUPT, NS_SEP, OVERWRITE, RESUME
+from lgcheckpoint.checkpoint.base import INTERRUPT, NS_SEP, RESUME, RunnableConfig
 from lgcheckpoint.response_schema import checked, shown, validator
 from lgcheckpoint.warnings import (
     LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11, warn_deprecated,
@@ -98,6 +97,9 @@ def object_updates(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
     # a None is kept if the field's default is not None, or if it was set explicitly (pydantic)
     return [(k, v) for k, v in values.items() if v is not missing
             and (v is not None or defaults.get(k, missing) is not None or k in kept)]
+
+
+OVERWRITE = "__overwrite__"  # {OVERWRITE: v}, or an Overwrite's "type" field: bypass the reducer
 
 
 @dataclass
@@ -314,6 +316,15 @@ class StateSnapshot(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
 
 
+class GraphInterrupt(Exception):
+    """What interrupt() raises: it carries the Interrupts out of the node to the loop, which
+    stops the run; callers see them as ``__interrupt__``."""
+
+    def __init__(self, interrupts=()):
+        super().__init__(interrupts)
+        self.interrupts = tuple(interrupts)
+
+
 # the task running in this thread or asyncio task (set by pregel/runner.py)
 current_task: contextvars.ContextVar[Any] = contextvars.ContextVar("lgcheckpoint_task")
 
@@ -325,8 +336,6 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     if task is None:
         raise RuntimeError("interrupt() can only be called inside a node of a running graph "
                            "(compiled with a checkpointer, so the graph can resume later)")
-    from lgcheckpoint.errors import GraphInterrupt
-
     adapter = validator(response_schema)
     pad = task.scratchpad
     idx = pad.interrupt_counter

@@ -26,6 +26,8 @@ from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLo
 
 # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
 RunnableConfig = dict[str, Any]
+NS_SEP = "|"  # joins the checkpoint_ns of nested graphs: "outer:id|inner:id"
+NS_END = ":"  # separates a node name from its task id in a checkpoint_ns
 ChannelVersions = dict[str, str | int | float]  # channel name -> version (grows on every write)
 PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
 V = TypeVar("V", int, float, str)
