@@ -4,7 +4,7 @@ A channel never changes a value it has handed out with checkpoint() (a saver may
 serializing it in the background): it builds a new one. Each channel answers five questions:
 update(values) -> did I change?, get(), is_available(), checkpoint() (what to store) and
 from_checkpoint(stored) (a fresh copy). consume() and finish() let barriers reset after a read.
-Next: pregel/view.py (the state read from these channels, kept as dicts).
+Next: pregel/algo.py (the two rules of a step).
 """
 
 from __future__ import annotations

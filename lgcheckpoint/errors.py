@@ -2,7 +2,7 @@
 
 Names follow ``langgraph.errors`` so that ``except`` clauses port unchanged. The savers' and the
 serializer's errors live with them (checkpoint/errors.py), ``GraphInterrupt`` beside
-``interrupt()`` in types.py; all are re-exported here.
+``interrupt()`` in types.py; all are re-exported here. Next: pregel/timeouts.py.
 """
 
 from dataclasses import dataclass

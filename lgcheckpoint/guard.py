@@ -24,7 +24,7 @@ a new question.
 
 The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock,
 a record lock beside a SQLite file, or only the in-process lock below for InMemory. Subgraph runs
-inherit their parent's lock. Next: ``checkpoint/base.py`` (what a saver stores).
+inherit their parent's lock. Next: ``checkpoint/locks.py`` (the locks between processes).
 """
 
 from __future__ import annotations

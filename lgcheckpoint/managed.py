@@ -5,7 +5,7 @@ edge) that reads it gets ``stop - step`` in its input, fresh at every step, and 
 ever holds it. A run stops at step ``stop`` (pregel/loop.py sets ``stop = first step +
 recursion_limit + 1``), so a loop can end itself before GraphRecursionError. A node that
 returns a managed key writes nothing to the state (the write is saved, then ignored with a
-warning, as in LangGraph). Next: pregel/caching.py.
+warning, as in LangGraph). End of the side trip from pregel/runner.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its JSON Schema and validates the answer: interrupt() returns the validated obje
 that does not fit raises pydantic's ``ValidationError``, marked so that ``is_invalid_resume``
 (also in errors.py) recognises it; no answer is saved for that interrupt, so it can be
 answered again, and the other tasks of the step still finish. pydantic is needed only for
-classes and is imported only here. Next: channels.py (where state lives between steps).
+classes and is imported only here. Next: pregel/state.py (a snapshot rebuilt from a checkpoint).
 """
 
 from __future__ import annotations

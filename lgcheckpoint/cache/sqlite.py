@@ -1,7 +1,7 @@
 """SqliteCache: a node cache in a SQLite file, in LangGraph's ``cache`` table (same rows).
 
 A namespace is stored joined by commas; a value as (encoding, val) from the serializer.
-Next: pregel/introspect.py.
+End of the side trip from pregel/loop.py.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ its holder dies (a SIGKILLed run never leaves a thread locked):
 
 POSIX record locks belong to a process, not to a file handle, so the guard keeps its own
 in-process lock as well and opens each lock file once per process (closing any handle on it
-would drop all of the process's locks on that file). Next: ``lgcheckpoint/guard.py``.
+would drop all of the process's locks on that file). End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations

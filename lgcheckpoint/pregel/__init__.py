@@ -2,7 +2,7 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
-Next: pregel/state.py.
+Next: checkpoint/base.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ so after an interrupt or a crash the same call finds the result it saved as a pe
 thread, or an asyncio task), is committed as it finishes, and hands its result to the caller
 through a future. A call whose cache policy finds its arguments in the graph's cache takes the
 cached result instead of running (pregel/caching.py). func.py builds entrypoints and tasks on
-this. Next: runtime.py.
+this. End of the side trip from graph.py.
 """
 
 from __future__ import annotations

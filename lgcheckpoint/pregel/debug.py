@@ -4,7 +4,7 @@ Besides its id, name, input and triggers, a task event carries what the caller s
 run: the config's metadata without the keys the runtime sets itself (thread_id,
 langgraph_step, ...), and its tags without the ``seq:step:N`` bookkeeping tags, both under
 "metadata" and only when something is left. A task tagged ``langgraph:hidden`` is not shown.
-Same module and function name as LangGraph (``langgraph.pregel.debug``). Next: pregel/__init__.py.
+Same module and function name as LangGraph (``langgraph.pregel.debug``). Next: pregel/live.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ name in the function can lead: a captured value (closure cell), and in its code 
 loads that starts at a captured or global name (``CHAIN.payload.invoke``), following attribute
 loads until one reaches a graph. Globals count only in the function's own code; chains on
 captured values also in the functions it defines. A subscript (``graphs[0]``), ``self.graph``
-of a method and attributes the compiler dropped stay out of reach. Next: constants.py.
+of a method and attributes the compiler dropped stay out of reach. Next: pregel/subgraphs.py.
 """
 
 from __future__ import annotations

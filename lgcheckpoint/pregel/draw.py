@@ -3,7 +3,7 @@
 The edges come from what compile recorded (static edges, joins, branch path maps, Command
 destinations), not from a dry run; their order and the mermaid text follow LangGraph's, so a
 drawing saved from LangGraph compares equal. ``xray`` draws a subgraph inside its node.
-Next: pregel/builder.py (the low-level API).
+End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations

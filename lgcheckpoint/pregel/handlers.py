@@ -14,7 +14,7 @@ one (graph.py). The cases, as in LangGraph 1.2:
 - A run stopped after n failed (a crash, or the handler's own error) resumes by running the
   handler again with the saved error; n does not run again.
 
-Next: pregel/live.py (how a step runs beside the caller who streams it).
+End of the side trip from pregel/runner.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ append wakes the caller. LangGraph runs a lone task inline (its chunks come when
 the caller can see chunks from inside a task: custom mode, subgraphs=True, or an
 entrypoint (stream_eager). Several tasks, or a step_timeout, always run beside the caller, so a
 fast task's updates arrive while its slow sibling still runs. Closing the stream lets a sync step
-finish (nothing stops a thread) and cancels an async one. Next: pregel/saves.py.
+finish (nothing stops a thread) and cancels an async one.
+End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations

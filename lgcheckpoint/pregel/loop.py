@@ -3,7 +3,7 @@
 ``PregelLoop.run()`` is the whole algorithm on one screen: it yields each step's tasks, and a
 runner (runner.py) runs them and hands each result to ``commit``. A task's writes and the step's
 checkpoint go to one ordered queue (saves.py), which decides when each is saved; a checkpoint
-never precedes the writes that produced it. Next: pregel/runner.py.
+never precedes the writes that produced it. Next: pregel/saves.py.
 """
 
 from __future__ import annotations

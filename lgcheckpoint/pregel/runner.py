@@ -2,7 +2,7 @@
 
 A lone task runs inline (most steps have one); several run in a thread pool or as asyncio
 tasks. Each finished task is committed at once, so its writes are queued for saving (saves.py)
-before the step ends. Next: pregel/timeouts.py.
+before the step ends. Next: pregel/__init__.py.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ the step's put in one ``put_writes_and_checkpoint`` (one transaction on SQLite a
 crash before that commit loses both, and the task reruns. After a failed call nothing later runs
 (no checkpoint without its writes); the error surfaces at the next step. A finished task's
 node-cache entry (pregel/caching.py) rides the same queue, so a run ends only once it is stored.
-Next: pregel/stream.py.
+Next: pregel/runner.py.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@
     a saver      | its own                     | as None
 
 A graph invoked inside a node with its own thread_id (or checkpoint_ns / checkpoint_id) is no
-subgraph at all: it runs as a root graph on that thread (see is_own_run). Next: pregel/delta.py.
+subgraph at all: it runs as a root graph on that thread (see is_own_run).
+End of the side trip from pregel/node.py.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ saved and saves one new checkpoint. A superstep is one of four variants:
     as node(s)              | each update as that node's result: its edges | "update"
                             | fire; the edited checkpoint keeps the writes  |
 
-Next: pregel/subgraphs.py.
+End of the side trip from pregel/loop.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Check a Pregel's wiring when it is built: every channel a node, input or output names exists.
 
 A graph built by hand with the low-level API (builder.py) is checked as LangGraph checks it, so a
-typo in a channel name fails at construction, not in the middle of a run. Next: guard.py.
+typo in a channel name fails at construction, not in the middle of a run.
+End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations

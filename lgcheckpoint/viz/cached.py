@@ -5,7 +5,8 @@ pending writes). The cache itself does: for a task whose node has a ``cache_poli
 input from the checkpoint it ran from, compute the cache key as the runtime does (namespace
 ``("__pregel_ns_writes", module.function, node)``, xxh3-128 of ``key_func(input)``) and look it
 up in the graph's cache. Duck-typed: works for lgcheckpoint's graphs and LangGraph's.
-``lineage.py`` shows the mark ("task fetch (cached)"). The reading path ends here.
+``lineage.py`` shows the mark ("task fetch (cached)").
+End of the side trip from checkpoint/base.py.
 """
 
 from __future__ import annotations

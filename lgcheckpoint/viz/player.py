@@ -2,7 +2,7 @@
 
 Frame i is checkpoint i of the branch that ends at the head. It shows the tasks that ran to produce
 it (saved as pending writes on the parent checkpoint), the writes they made, the channel versions
-that moved, the checkpoint written, and the nodes that will run next. Next: ``studio.py``.
+that moved, the checkpoint written, and the nodes that will run next. Next: ``hitl.py``.
 """
 
 from __future__ import annotations

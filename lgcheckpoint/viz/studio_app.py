@@ -4,7 +4,8 @@ It writes a one-cell notebook that builds the graph on the chosen saver and show
 ``Studio(...).widget()``, then serves it with Voilà, which runs the notebook in a kernel and shows
 only its widgets — no code cells. Everything is local: no account, no key, no network.
 ``ATTR`` is a compiled graph or a function ``build(checkpointer)`` that returns one; two demos
-have short names: ``travel_planner`` and ``approval_agent``. Next: ``hitl.py``.
+have short names: ``travel_planner`` and ``approval_agent``.
+End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Takes a psycopg ``AsyncConnection`` (guarded by an ``asyncio.Lock``) or an ``AsyncConnectionPool``.
 The sync verbs also work, from a thread other than the event loop's: they hand the coroutine to
-that loop and wait. Next: ``checkpoint/serde/jsonplus.py`` (how values become bytes).
+that loop and wait. End of the side trip from sqlite/sql.py.
 """
 
 from __future__ import annotations

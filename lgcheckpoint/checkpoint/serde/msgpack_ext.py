@@ -3,7 +3,7 @@
 Each object becomes ``Ext(code, packb((module, name, data, ...)))``: the code says how to
 rebuild it, (module, name) says what to rebuild. The codes, payload shapes and the order in which
 encoders are tried are LangGraph's, so both libraries write identical bytes. Decoding asks an
-``Allowlist`` before it imports or calls anything. Next: viz/history.py (the viewers).
+``Allowlist`` before it imports or calls anything. End of the side trip from checkpoint/base.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Read it side by side with ``sqlite/__init__.py``: each verb is the same lines with ``await``. The
 sync verbs exist for code running in another thread (a sync node inside ``ainvoke``): they hand
 the coroutine to the saver's event loop and wait; from the loop's own thread they would deadlock,
-so they raise instead. Next: ``checkpoint/postgres/sql.py`` (the same ideas on a server).
+so they raise instead. End of the side trip from sqlite/sql.py.
 """
 
 from __future__ import annotations

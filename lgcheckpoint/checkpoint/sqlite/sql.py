@@ -11,7 +11,7 @@ so a file written by either library opens in the other:
 
 ``type`` + blob is the serializer's ``(type tag, bytes)`` pair; ``metadata`` is UTF-8 JSON text.
 Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters.
-Next: ``sqlite/__init__.py`` (the sync saver).
+The core reading path ends here (docs/reading-path.md).
 """
 
 from __future__ import annotations
