@@ -33,7 +33,8 @@ LAYERS = [
     ("engine", ["pregel"]),
     # how users build graphs, and the helpers a running node calls (config reads the runner's task)
     ("front", ["graph", "func", "config"]),
-    # the viewers read the public API (saver.list, get_state); nothing below imports them
+    # the viewers: they read saver.list() and get_state() (and the engine's rules, to explain a
+    # step); nothing below imports them, so the runtime never needs a viewer's packages
     ("viewers", ["viz"]),
     # the package's front door and the tools around it
     ("tools", ["__init__", "__main__", "cli", "tour", "course", "course_pictures", "demos"]),
