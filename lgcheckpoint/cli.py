@@ -51,10 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("--all", action="store_true",
                          help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
                               "of each namespace)")
+    run = commands.add_parser("run", help="run a LangGraph program unchanged on lgcheckpoint")
+    run.add_argument("script", help="a Python file that imports langgraph")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
 
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_program(args.script, args.args)
     if args.command == "studio":
         return studio_app.main(args)
     try:
@@ -73,6 +78,23 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
+    return 0
+
+
+def run_program(script: str, args: list[str]) -> int:
+    """Run ``script`` as ``__main__`` with every ``langgraph`` import served by lgcheckpoint."""
+    import runpy
+
+    from lgcheckpoint import swap
+
+    if not Path(script).is_file():
+        print(f"lgcheckpoint: no such file: {script} (give the Python file to run)",
+              file=sys.stderr)
+        return 2
+    swap.install()
+    sys.argv = [script, *args]  # what the program sees, as under `python script args`
+    sys.path.insert(0, str(Path(script).resolve().parent))  # its own folder first, as python does
+    runpy.run_path(script, run_name="__main__")
     return 0
 
 

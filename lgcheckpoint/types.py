@@ -24,6 +24,7 @@ from lgcheckpoint.warnings import (
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "custom", "messages"]
+StreamWriter = Callable[[Any], None]  # a node's `writer` parameter: emits one "custom" chunk
 
 
 class Send:
