@@ -93,7 +93,7 @@ def run_program(script: str, args: list[str]) -> int:
         return 2
     swap.install()
     sys.argv = [script, *args]  # what the program sees, as under `python script args`
-    sys.path.insert(0, str(Path(script).resolve().parent))  # its own folder first, as python does
+    sys.path[0] = str(Path(script).resolve().parent)  # its own folder, as `python script` has
     runpy.run_path(script, run_name="__main__")
     return 0
 

@@ -197,6 +197,12 @@ def target_of(module: str) -> str | None:
     return found
 
 
+def available(module: str) -> bool:
+    """True when our ``module`` exists and what it needs is installed."""
+    return importlib.util.find_spec(module) is not None and (
+        module not in EXTRA or importlib.util.find_spec("langchain_core") is not None)
+
+
 def absent(err: ImportError, module: str) -> bool:
     """True when ``err`` says our ``module`` is not there, or langchain-core is not installed."""
     gone = getattr(err, "name", None) or ""
@@ -238,7 +244,7 @@ class LangGraphModule(ModuleType):
             if not n.startswith("_") and not isinstance(v, ModuleType)))
         for key, where in MOVED.items():
             module, name = key.rsplit(".", 1)
-            if module == self.__name__ and name not in names and importlib.util.find_spec(where):
+            if module == self.__name__ and name not in names and available(where):
                 names.append(name)
         return names
 
