@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
                          help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
                               "of each namespace)")
     run = commands.add_parser("run", help="run a LangGraph program unchanged on lgcheckpoint")
+    run.add_argument("--inspect", action="store_true",
+                     help="afterwards, print the checkpoints of every saver the program left")
     run.add_argument("script", help="a Python file that imports langgraph")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
     args = parser.parse_args(argv)
     if args.command == "run":
-        return run_program(args.script, args.args)
+        return run_program(args.script, args.args, args.inspect)
     if args.command == "studio":
         return studio_app.main(args)
     try:
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_program(script: str, args: list[str]) -> int:
+def run_program(script: str, args: list[str], inspect: bool = False) -> int:
     """Run ``script`` as ``__main__`` with every ``langgraph`` import served by lgcheckpoint."""
     import runpy
 
@@ -94,8 +96,61 @@ def run_program(script: str, args: list[str]) -> int:
     swap.install()
     sys.argv = [script, *args]  # what the program sees, as under `python script args`
     sys.path[0] = str(Path(script).resolve().parent)  # its own folder, as `python script` has
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:  # also after an error: where it stopped is what a learner wants to see
+        if inspect:
+            inspect_savers()
     return 0
+
+
+def inspect_savers() -> None:
+    """``run --inspect``: each saver still alive, printed as ``inspect`` prints a database.
+
+    Its checkpoints and writes are copied into an in-memory SQLite saver that stores them as
+    LangGraph's SqliteSaver does; ``print_history`` reads that copy (no foreign types built)."""
+    import gc
+    from itertools import groupby
+
+    from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+    from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+    savers = [obj for obj in gc.get_objects() if isinstance(obj, BaseCheckpointSaver)]
+    say(f"\nlgcheckpoint run --inspect: {len(savers)} checkpoint saver(s) left by the program")
+    for saver in savers:
+        tuples = read_all(saver)
+        if isinstance(tuples, str):
+            say(f"{type(saver).__name__}: cannot be read after the run ({tuples})")
+            continue
+        copy = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False),
+                           serde=JsonPlusSerializer(inspect=True))
+        for saved in tuples:
+            where = {**saved.config["configurable"], **(saved.parent_config or {}).get(
+                "configurable", {"checkpoint_id": None})}
+            if where["checkpoint_id"] is None:  # the first checkpoint of a namespace
+                del where["checkpoint_id"]
+            stored = copy.put({"configurable": where}, saved.checkpoint, saved.metadata,
+                              saved.checkpoint["channel_versions"])
+            for task_id, writes in groupby(saved.pending_writes or [], key=lambda w: w[0]):
+                copy.put_writes(stored, [(channel, value) for _, channel, value in writes],
+                                task_id)
+        threads = sorted({saved.config["configurable"]["thread_id"] for saved in tuples})
+        say(f"{type(saver).__name__}: {len(tuples)} checkpoints, threads: {', '.join(threads)}")
+        for thread in threads:
+            print_history(copy, {"configurable": {"thread_id": thread}})
+
+
+def read_all(saver: Any) -> list | str:
+    """Every checkpoint of a saver, or why it cannot be read (its connection or loop closed)."""
+    import warnings
+
+    with warnings.catch_warnings():  # an async saver's dead loop leaves a coroutine unawaited
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            return list(saver.list(None))
+        except Exception as err:  # noqa: BLE001 - any failure: say it, go on to the next saver
+            return one_line(err)
 
 
 def one_line(err: BaseException) -> str:

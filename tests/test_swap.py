@@ -236,3 +236,34 @@ def test_load_ext_in_a_real_kernel():
         manager.shutdown_kernel(now=True)
     assert "".join(outputs).splitlines() == [
         "True False", "lgcheckpoint: langgraph imports are now served by lgcheckpoint", "True"]
+
+
+def test_run_inspect_prints_the_checkpoints_the_program_left(tmp_path):
+    program = REPO / "tests" / "programs" / "time_travel.py"
+    done = python("-m", "lgcheckpoint", "run", "--inspect", str(program), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    own, _, inspected = done.stdout.partition("\nlgcheckpoint run --inspect: ")
+    assert own == python(str(program)).stdout  # the program's own output comes first, unchanged
+    lines = inspected.splitlines()
+    assert lines[:3] == ["1 checkpoint saver(s) left by the program",
+                         "InMemorySaver: 8 checkpoints, threads: t", "thread 't': 8 checkpoints"]
+    assert [line.split()[3] for line in lines[3:]] == [  # each checkpoint's source
+        "input", "loop", "loop", "loop", "fork", "loop", "update", "loop"]
+
+
+def test_run_inspect_also_after_the_program_fails(tmp_path):
+    crash = tmp_path / "crash.py"
+    crash.write_text(
+        "from typing import TypedDict\n"
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from langgraph.graph import START, StateGraph\n"
+        "from langgraph.types import interrupt\n"
+        "class S(TypedDict):\n    x: str\n"
+        "b = StateGraph(S)\nb.add_node('ask', lambda s: {'x': interrupt('?')})\n"
+        "b.add_edge(START, 'ask')\ng = b.compile(checkpointer=InMemorySaver())\n"
+        "g.invoke({'x': ''}, {'configurable': {'thread_id': 'c'}})\n"
+        "raise RuntimeError('the program broke')\n")
+    done = python("-m", "lgcheckpoint", "run", "--inspect", str(crash), cwd=tmp_path)
+    assert done.returncode == 1 and "RuntimeError: the program broke" in done.stderr
+    assert "thread 'c': 2 checkpoints" in done.stdout
+    assert done.stdout.rstrip().endswith("next ask [interrupt]")
