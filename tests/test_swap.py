@@ -18,7 +18,7 @@ import pytest
 from lgcheckpoint import swap
 
 REPO = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted((REPO / "tests" / "programs").glob("*.py"))
+PROGRAMS = sorted(p for p in (REPO / "tests" / "programs").glob("*.py") if p.stem != "postgres")
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 CATEGORIES = ("out of scope", "not implemented yet", "private to LangGraph", "needs langchain-core")
 # LangGraph names in a module with __all__ that lgcheckpoint refuses today; a refusal of any
@@ -186,6 +186,19 @@ def test_program_prints_the_same_under_langgraph_and_lgcheckpoint(program):
         f"sys.exit(main(['run', {str(program)!r}]))"))
     assert ours.returncode == 0, ours.stderr
     assert "real langgraph modules: []" in ours.stderr, ours.stderr
+    assert without_ids(ours.stdout) == without_ids(real.stdout)
+
+
+def test_postgres_program_shares_the_database_with_langgraph(postgres_uri):
+    """LangGraph's run creates the tables; ours, unchanged, uses them beside LangGraph's thread."""
+    program = str(REPO / "tests" / "programs" / "postgres.py")
+    env = {**ENV, "DB_URI": postgres_uri}
+    real = subprocess.run([sys.executable, program, "swap-real"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    ours = subprocess.run([sys.executable, "-m", "lgcheckpoint", "run", program, "swap-ours"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert real.returncode == 0 and ours.returncode == 0, real.stderr + ours.stderr
+    assert "'answer': 'teal'" in ours.stdout
     assert without_ids(ours.stdout) == without_ids(real.stdout)
 
 
