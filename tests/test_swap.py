@@ -162,11 +162,12 @@ def test_messages_names_say_what_is_missing():
                           'pip install "lgcheckpoint[messages]"'), out
 
 
-def test_import_and_hook_load_no_langchain_module():
+def test_import_and_hook_load_no_langchain_module_nor_ipython():
     code = ("import sys; import lgcheckpoint; from lgcheckpoint import swap; swap.install()\n"
             "import langgraph.graph, langgraph.types, langgraph.checkpoint.memory\n"
             "from langgraph.graph import StateGraph\n"
-            "print([m for m in sys.modules if m.startswith(('langchain', 'langsmith'))])")
+            "print([m for m in sys.modules\n"
+            "       if m.startswith(('langchain', 'langsmith', 'IPython'))])")
     done = python("-c", code)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
@@ -182,10 +183,13 @@ def test_program_prints_the_same_under_langgraph_and_lgcheckpoint(program):
         "atexit.register(lambda: print('real langgraph modules:', sorted(\n"
         "    m for m, mod in sys.modules.items() if m.startswith('langgraph')\n"
         "    and not isinstance(mod, swap.LangGraphModule)), file=sys.stderr))\n"
+        "atexit.register(lambda: print('langchain modules:', sorted(\n"
+        "    m for m in sys.modules if m.startswith('langchain')), file=sys.stderr))\n"
         "from lgcheckpoint.cli import main\n"
         f"sys.exit(main(['run', {str(program)!r}]))"))
     assert ours.returncode == 0, ours.stderr
     assert "real langgraph modules: []" in ours.stderr, ours.stderr
+    assert "langchain modules: []" in ours.stderr, ours.stderr  # no chat messages: no extra
     assert without_ids(ours.stdout) == without_ids(real.stdout)
 
 
