@@ -12,7 +12,9 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
 from lgcheckpoint.response_schema import is_invalid_resume, mark_invalid_resume  # noqa: F401
-from lgcheckpoint.types import GraphInterrupt, Interrupt  # noqa: F401  (interrupt() raises it)
+from lgcheckpoint.types import (  # noqa: F401  (interrupt() raises GraphInterrupt)
+    GraphBubbleUp, GraphInterrupt, Interrupt,
+)
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 
@@ -33,7 +35,7 @@ class NodeInterrupt(GraphInterrupt):
         super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
 
 
-class ParentCommand(Exception):
+class ParentCommand(GraphBubbleUp):
     """Carries a ``Command(graph=Command.PARENT)`` out of a subgraph to its parent."""
 
     def __init__(self, command):

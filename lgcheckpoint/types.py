@@ -15,7 +15,9 @@ from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequen
 
 from xxhash import xxh3_128_hexdigest
 
-from lgcheckpoint.checkpoint.base import INTERRUPT, NS_SEP, RESUME, RunnableConfig
+from lgcheckpoint.checkpoint.base import (
+    INTERRUPT, NS_SEP, RESUME, BaseCheckpointSaver, RunnableConfig,
+)
 from lgcheckpoint.response_schema import checked, shown, validator
 from lgcheckpoint.warnings import (
     LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11, warn_deprecated,
@@ -25,6 +27,9 @@ All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "custom", "messages"]
 StreamWriter = Callable[[Any], None]  # a node's `writer` parameter: emits one "custom" chunk
+# compile(checkpointer=...): a saver; None: a subgraph inherits its parent's; True: a subgraph
+# keeps its own history in the parent's saver; False: no checkpoints at all
+Checkpointer = BaseCheckpointSaver | bool | None
 
 
 class Send:
@@ -317,7 +322,12 @@ class StateSnapshot(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
 
 
-class GraphInterrupt(Exception):
+class GraphBubbleUp(Exception):
+    """Base of what a task raises to carry something up to the loop, never a failure: an
+    interrupt, a Command for the parent graph. Code that catches errors re-raises it."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """What interrupt() raises: it carries the Interrupts out of the node to the loop, which
     stops the run; callers see them as ``__interrupt__``."""
 
