@@ -37,7 +37,8 @@ LAYERS = [
     # step); nothing below imports them, so the runtime never needs a viewer's packages
     ("viewers", ["viz"]),
     # the package's front door and the tools around it
-    ("tools", ["__init__", "__main__", "cli", "tour", "course", "course_pictures", "demos"]),
+    ("tools", ["__init__", "__main__", "cli", "swap", "tour", "course", "course_pictures",
+               "demos"]),
 ]
 
 
