@@ -21,8 +21,8 @@ from typing import Any
 
 NOT_YET = "not implemented yet"  # a module LangGraph has and lgcheckpoint does not (yet)
 
-# LangGraph 1.2's public module -> the lgcheckpoint module that serves its names, or a reason
-# it is refused (OUT_OF_SCOPE's values, or NOT_YET)
+# LangGraph 1.2's public module -> the lgcheckpoint module that serves its names, or why it is
+# refused: a key of OUT_OF_SCOPE (its children are refused with it), or NOT_YET
 MODULES: dict[str, str] = {
     "langgraph": "lgcheckpoint",
     "langgraph.cache": "lgcheckpoint.cache",
