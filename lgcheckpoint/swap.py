@@ -204,10 +204,10 @@ def available(module: str) -> bool:
 
 
 def absent(err: ImportError, module: str) -> bool:
-    """True when ``err`` says our ``module`` is not there, or langchain-core is not installed."""
-    gone = getattr(err, "name", None) or ""
-    return gone == module or (gone.split(".")[0] == "langchain_core"
-                              and importlib.util.find_spec("langchain_core") is None)
+    """True when ``err`` says our ``module`` is not there, or it needs langchain-core, missing."""
+    if (getattr(err, "name", None) or "") == module:
+        return True
+    return module in EXTRA and importlib.util.find_spec("langchain_core") is None
 
 
 class LangGraphModule(ModuleType):
