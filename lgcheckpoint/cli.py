@@ -135,8 +135,9 @@ def inspect_savers() -> None:
             for task_id, writes in groupby(saved.pending_writes or [], key=lambda w: w[0]):
                 copy.put_writes(stored, [(channel, value) for _, channel, value in writes],
                                 task_id)
-        threads = sorted({saved.config["configurable"]["thread_id"] for saved in tuples})
-        say(f"{type(saver).__name__}: {len(tuples)} checkpoints, threads: {', '.join(threads)}")
+        threads = sorted({str(saved.config["configurable"]["thread_id"]) for saved in tuples})
+        say(f"{type(saver).__name__}: {len(tuples)} checkpoints, threads: "
+            f"{', '.join(plain(t) for t in threads)}")
         for thread in threads:
             print_history(copy, {"configurable": {"thread_id": thread}})
 
