@@ -235,6 +235,10 @@ class LangGraphModule(ModuleType):
         setattr(self, name, value)  # the next read is a plain attribute
         return value
 
+    def __dir__(self) -> list[str]:
+        """Tab completion in a notebook lists the names served, not only those read so far."""
+        return sorted({*super().__dir__(), *self.__all__})
+
     @property
     def __all__(self) -> list[str]:
         """``from langgraph.X import *``: what our module exports, plus moved names we have."""

@@ -146,6 +146,13 @@ def test_served_names_are_lgcheckpoints_even_with_langgraph_installed():
     assert python("-c", code).stdout.split() == ["True", "True", "[]"]
 
 
+def test_star_import_and_dir_list_the_served_names():
+    code = ("from lgcheckpoint import swap; swap.install()\n"
+            "import langgraph.types\nfrom langgraph.graph import *\n"
+            "print('StateGraph' in dir(), 'Command' in dir(langgraph.types), 'START' in dir())")
+    assert python("-c", code).stdout.split() == ["True", "True", "True"]
+
+
 def test_messages_names_say_what_is_missing():
     """Until lgcheckpoint.messages exists, or without langchain-core, the error says which."""
     code = ("from lgcheckpoint import swap; swap.install()\n"
