@@ -98,7 +98,7 @@ class Calls:
                              (PUSH, parent.path, idx, True), (PUSH,),
                              (PUSH, task_path_str(parent.path), str(idx)))
             loop.tasks[task.id] = task
-            if not loop.replaying:
+            if not loop.start.replaying:
                 reuse_pending_writes({task.id: task}, loop.pending_writes)
             if self.graph.cache is not None:  # the call's, else its entrypoint's
                 policy = call.cache_policy or self.graph.cache_policy

@@ -114,14 +114,14 @@ def subgraph_task_states(tasks: list, config: dict) -> dict:
 
 def checkpoint_payload(loop: Any) -> dict:
     """stream_mode="checkpoints": the checkpoint just made, shaped like get_state's output."""
-    config = {**loop.checkpoint_config, CONF: {
-        **loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
+    config = {**loop.saved.config, CONF: {
+        **loop.saved.config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
     tasks = list(loop.tasks.values())
     return {
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
-        "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
+        "parent_config": public_config(with_checkpoint_map(loop.saved.parent_config,
                                                            loop.metadata)),
-        "values": loop.view.read(loop.graph.stream_channels),
+        "values": loop.caches.view.read(loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
         "tasks": [checkpoint_task(t) for t in tasks_with_writes(

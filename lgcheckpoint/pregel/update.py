@@ -61,8 +61,10 @@ class Edit:
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.metadata = saved.metadata if saved else {}
         self.updated: set[str] = set()
-        self.delta = delta.DeltaBook(self.graph.channels)  # a new branch: its writes snapshot
-        self.delta.loaded(self.pending, reuses=False)
+        # DeltaChannels (delta.py): an edit starts a new branch, so its loaded writes snapshot
+        self.delta = delta.DeltaBook(self.channels, self.graph.trigger_to_nodes,
+                                     self.saver.get_next_version)
+        self.delta.start(self.pending, [], reuses=False)
         self.step = self.metadata.get("step", -1)
         # the new checkpoint's parent: the edited one
         self.parent_config = {**self.config, CONF: {**conf, **saved.config[CONF]}} if saved else (
@@ -76,28 +78,18 @@ class Edit:
         tasks = list(tasks)
         self.updated |= apply_writes(self.checkpoint, self.channels, tasks,
                                      self.saver.get_next_version, self.graph.trigger_to_nodes)
-        self.delta.overwritten(w for task in tasks for w in task.writes)
+        self.delta.after_step(tasks, self.step)
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
         new = create_checkpoint(self.checkpoint, self.channels,
                                 new_step if id_step is None else id_step)
         metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
-        if self.delta.keys:
-            self.store_deltas(new, metadata)
+        previous = None if self.saved is None else self.metadata  # None: a new thread
+        self.delta.store_edit(new, metadata, previous, self.updated, self.previous_versions)
         put = self.saver.put(self.parent_config, new, metadata,
                              new_channel_versions(self.previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, self.metadata)
-
-    def store_deltas(self, new: dict, metadata: dict) -> None:
-        """A new thread snapshots every delta channel it wrote; an edit counts like a step."""
-        if self.saved is None:
-            self.delta.forced = {k for k in self.delta.keys if k in new["channel_versions"]
-                                 and self.channels[k].is_available()}
-        else:
-            self.delta.count(self.metadata, metadata, self.updated)
-        self.delta.store(new, self.channels, metadata, self.previous_versions,
-                         self.saver.get_next_version, self.graph.trigger_to_nodes)
 
     def keep_writes(self, writes: list, task_id: str, task_path: str = "") -> None:
         """Save an edit's writes on the checkpoint it edits, where DeltaChannels replay them;
@@ -107,7 +99,7 @@ class Edit:
         if self.keeps_writes:
             self.saver.put_writes(self.parent_config, list(writes), task_id, task_path)
         else:
-            self.delta.forced |= delta.written(self.graph.channels, writes)
+            self.delta.force(writes)
 
 
 def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
