@@ -31,8 +31,8 @@ from lgcheckpoint.pregel.algo import (
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, empty_checkpoint, new_channel_versions,
-    saved_packet,
+    changed_values, channel_values, channels_from_checkpoint, create_checkpoint, empty_checkpoint,
+    new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.delta import DeltaBook
 from lgcheckpoint.pregel.node import goto_targets
@@ -75,7 +75,6 @@ class Caches:
     """What lets a step cost the same however many channels the state has."""
 
     view: StateView  # the state's values kept as dicts, refreshed per changed channel (view.py)
-    forgetful: list[str]  # channels a step without writes may clear (Channel.forgets)
     values_loaded: bool = True  # channel_values as the saver gave them: next snapshot reads all
 
 
@@ -170,8 +169,7 @@ class PregelLoop:
                            dict(self.checkpoint["channel_versions"]))
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
-        self.caches = Caches(StateView(self.channels, key_lists(self.graph, self.spec.output_keys)),
-                             [k for k, chan in self.channels.items() if chan.forgets])
+        self.caches = Caches(StateView(self.channels, key_lists(self.graph, self.spec.output_keys)))
         self.step = self.metadata["step"] + 1
         self.stop = self.step + self.spec.config["recursion_limit"] + 1
         self.updated_channels: set[str] | None = None
@@ -295,11 +293,11 @@ class PregelLoop:
         return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=updated_channels, stop=self.stop, view=self.caches.view)
+            updated_channels=updated_channels, view=self.caches.view, stop=self.stop)
 
     def apply(self, tasks: Any) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
-                            self.graph.trigger_to_nodes, self.caches.forgetful, self.caches.view)
+                            self.graph.trigger_to_nodes, self.caches.view)
 
     def get_next_version(self, current: Any, channel: None = None) -> Any:
         """The version a changed channel takes: the saver's rule, else counting up from 1."""
@@ -390,8 +388,8 @@ class PregelLoop:
         self.delta.count(self.metadata, metadata, self.updated_channels)
         self.metadata = metadata
         if not self.saves.saves_steps:  # "exit" only needs the versions until the end
-            self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
-                                                updated_channels=self.updated_channels)
+            self.checkpoint = create_checkpoint(self.checkpoint, self.checkpoint["channel_values"],
+                                                self.step, updated_channels=self.updated_channels)
         else:
             self.saves.after_step(self.snapshot_and_put())
         self.step += 1
@@ -399,14 +397,14 @@ class PregelLoop:
     def snapshot_and_put(self, id: str | None = None) -> Put:
         """Snapshot the channels (reading only those whose version moved since the last stored
         checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
-        saved = self.saved
-        new_versions = new_channel_versions(  # what the saver must write
-            saved.versions, self.checkpoint["channel_versions"])
-        # channel_values as the saver gave them: the first snapshot after a load reads every one
-        changed = None if self.caches.values_loaded else new_versions
-        self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
-                                            updated_channels=self.updated_channels,
-                                            changed=changed, id=id)
+        saved, versions = self.saved, self.checkpoint["channel_versions"]
+        new_versions = new_channel_versions(saved.versions, versions)  # what the saver must write
+        if self.caches.values_loaded:  # channel_values as the saver gave them: read every channel
+            values = channel_values(self.channels, versions)
+        else:  # our own last snapshot: read again only the channels whose version moved
+            values = changed_values(self.checkpoint, self.channels, new_versions)
+        self.checkpoint = create_checkpoint(self.checkpoint, values, self.step,
+                                            updated_channels=self.updated_channels, id=id)
         # DeltaChannel snapshots (delta.py) may bump versions: then the saver writes those too
         if self.delta.store(self.checkpoint, self.metadata, saved.versions):
             new_versions = new_channel_versions(saved.versions, self.checkpoint["channel_versions"])

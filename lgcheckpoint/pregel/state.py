@@ -14,10 +14,11 @@ from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, NULL_TASK
 from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
+    InputWrites, apply_writes, prepare_next_tasks, reuse_pending_writes,
 )
 from lgcheckpoint.pregel.checkpoint import channels_from_checkpoint, empty_checkpoint
 from lgcheckpoint.pregel.subgraphs import own_namespace, resolve_saver
+from lgcheckpoint.pregel.view import StateView, read_state
 from lgcheckpoint.types import StateSnapshot
 
 
@@ -69,7 +70,8 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
         # show the result of tasks that already finished, as if the step were done
         reuse_pending_writes(tasks, pending)
         if done := [t for t in tasks.values() if t.writes]:
-            apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes)
+            apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes,
+                         StateView(channels))
     reported = out.tasks_with_writes(list(tasks.values()), pending, states, graph, live=live)
     return StateSnapshot(
         read_state(channels, graph.stream_channels),
@@ -99,7 +101,8 @@ def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None, copy: 
     pending = list(saved.pending_writes or [])
     tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config,
                                saved.metadata.get("step", -1) + 1,
-                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None)
+                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None,
+                               view=StateView(channels))
     return checkpoint, channels, pending, tasks
 
 
@@ -108,7 +111,7 @@ def apply_null_writes(graph: Any, checkpoint: dict, channels: dict, pending: lis
     """Writes no task made (Command(update=...), resume values) land first."""
     if null_writes := [(c, v) for t, c, v in pending if t == NULL_TASK_ID]:
         apply_writes(checkpoint, channels, [InputWrites(null_writes)], version,
-                     graph.trigger_to_nodes)
+                     graph.trigger_to_nodes, StateView(channels))
 
 
 def infer_as_node(graph: Any, versions_seen: dict) -> str | None:

@@ -33,12 +33,13 @@ from lgcheckpoint.pregel.algo import (
     InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    create_checkpoint, migrate_pending_sends, new_channel_versions,
+    channel_values, create_checkpoint, migrate_pending_sends, new_channel_versions,
 )
 from lgcheckpoint.pregel.loop import input_writes
 from lgcheckpoint.pregel.node import branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded
+from lgcheckpoint.pregel.view import StateView
 from lgcheckpoint.types import StateUpdate
 
 COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
@@ -77,13 +78,14 @@ class Edit:
     def apply(self, tasks: Any) -> None:
         tasks = list(tasks)
         self.updated |= apply_writes(self.checkpoint, self.channels, tasks,
-                                     self.saver.get_next_version, self.graph.trigger_to_nodes)
+                                     self.saver.get_next_version, self.graph.trigger_to_nodes,
+                                     StateView(self.channels))
         self.delta.after_step(tasks, self.step)
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
-        new = create_checkpoint(self.checkpoint, self.channels,
-                                new_step if id_step is None else id_step)
+        values = channel_values(self.channels, self.checkpoint["channel_versions"])
+        new = create_checkpoint(self.checkpoint, values, new_step if id_step is None else id_step)
         metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
         previous = None if self.saved is None else self.metadata  # None: a new thread
         self.delta.store_edit(new, metadata, previous, self.updated, self.previous_versions)
@@ -155,7 +157,7 @@ def copy_beside(edit: Edit, values: Any) -> dict:
                                  "get_state_history(config)")
     source = copy_checkpoint(saved.checkpoint)
     migrate_pending_sends(source)  # a pre-v4 checkpoint's Sends: into TASKS, or the copy drops them
-    copy = create_checkpoint(source, None, edit.step)
+    copy = create_checkpoint(source, source["channel_values"], edit.step)
     beside = saved.parent_config or {
         **saved.config, CONF: {**saved.config[CONF], "checkpoint_id": None}}
     metadata = {"source": "fork", "step": edit.step + 1,
@@ -212,7 +214,7 @@ def node_writes(edit: Edit, node: Any, values: Any) -> list:
     """What the node's result `values` writes: state updates, edges, conditional edges."""
     writes = node.result_writes(values)
     for branch in node.branches:
-        state = local_read(edit.channels, writes, branch.reads)
+        state = local_read(StateView(edit.channels), writes, branch.reads)
         if branch.managed:  # LangGraph's window for an update: two steps from here
             state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))
         route = branch.path(branch_input(branch, state, values))
