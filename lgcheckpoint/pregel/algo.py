@@ -21,11 +21,12 @@ from lgcheckpoint.constants import (
     CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP,
     NULL_RESUME, PULL, PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
+from lgcheckpoint.errors import NodeError
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.pregel.view import StateView
-from lgcheckpoint.types import Send, interrupt_id
+from lgcheckpoint.types import All, CacheKey, Send, TimeoutPolicy, interrupt_id
 
 GetNextVersion = Callable[[Any, None], Any]
 logger = logging.getLogger(__name__)
@@ -74,11 +75,11 @@ class Task:
     ns: str  # "node:task_id", the namespace of its interrupts and subgraph checkpoints
     local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
     writes: list = field(default_factory=list)
-    cache_key: Any = None  # where its writes are cached, if its node has a cache policy
+    cache_key: CacheKey | None = None  # where its writes are cached, if its node has a policy
     attempt: int = 1  # which try of its retry policy is running (runner.run_task)
     first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
-    timeout: Any = None  # a Send's own TimeoutPolicy, over its node's (pregel/timeouts.py)
-    error: Any = None  # an error handler's task: the NodeError it handles (handlers.py)
+    timeout: TimeoutPolicy | None = None  # a Send's own, over its node's (pregel/timeouts.py)
+    error: NodeError | None = None  # an error handler's task: the error it handles (handlers.py)
 
 
 class InputWrites(NamedTuple):
@@ -283,7 +284,8 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     return updated
 
 
-def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
+def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: All | Sequence[str],
+                     tasks: Iterable[Task]) -> bool:
     """Stop at a breakpoint if a listed node is about to run and anything changed since the last."""
     null = null_version(checkpoint["channel_versions"])
     seen = checkpoint["versions_seen"].get(INTERRUPT, {})

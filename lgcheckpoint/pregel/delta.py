@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from lgcheckpoint.channels import MISSING, BinaryOperatorAggregate, Channel, DeltaChannel
 from lgcheckpoint.channels import overwrite_value
-from lgcheckpoint.checkpoint.base import Checkpoint, CheckpointTuple, RunnableConfig
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver, Checkpoint, CheckpointTuple, RunnableConfig,
+)
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
 from lgcheckpoint.constants import CONF, NS_END, NS_SEP, NULL_TASK_ID
-from lgcheckpoint.pregel.algo import GetNextVersion, task_path_str
+from lgcheckpoint.pregel.algo import GetNextVersion, InputWrites, Task, task_path_str
 from lgcheckpoint.pregel.checkpoint import empty_checkpoint
 
 if TYPE_CHECKING:
@@ -63,7 +65,7 @@ def rebuilt(specs: Mapping[str, Channel], saved: CheckpointTuple, histories: Map
     return saved._replace(checkpoint={**saved.checkpoint, "channel_values": values})
 
 
-def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
+def resolve(saver: BaseCheckpointSaver, specs: Mapping[str, Channel], saved: CheckpointTuple | None
             ) -> CheckpointTuple | None:
     """``saved`` with every delta channel's value rebuilt into channel_values."""
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
@@ -72,8 +74,8 @@ def resolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | N
     return rebuilt(specs, saved, histories)
 
 
-async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTuple | None
-                   ) -> CheckpointTuple | None:
+async def aresolve(saver: BaseCheckpointSaver, specs: Mapping[str, Channel],
+                   saved: CheckpointTuple | None) -> CheckpointTuple | None:
     if saved is None or not (keys := to_replay(specs, saved.checkpoint)):
         return saved
     histories = await saver.aget_delta_channel_history(config=saved.config, channels=keys)
@@ -83,7 +85,7 @@ async def aresolve(saver: Any, specs: Mapping[str, Channel], saved: CheckpointTu
 # --- saving: when a snapshot is stored ----------------------------------------------------------
 class DeltaBook:
     """One run's delta bookkeeping: the counters, and the channels forced to snapshot next.
-    The loop calls it once per phase: start, took_input, after_step, count, store, at_exit."""
+    The loop calls it once per phase: loaded, took_input, after_step, count, store, at_exit."""
 
     def __init__(self, channels: Mapping[str, Channel], trigger_to_nodes: Mapping[str, list[str]],
                  next_version: GetNextVersion, exit_mode: bool = False) -> None:
@@ -98,7 +100,7 @@ class DeltaBook:
         self.first_step: int | None = None
         self.commanded: list[tuple] = []  # this run's Command writes, (null task id, ch, value)
 
-    def start(self, pending_writes: list, commanded: list, reuses: bool) -> None:
+    def loaded(self, pending_writes: list, commanded: list, reuses: bool) -> None:
         """Writes stored on the starting checkpoint belong to the branch that went on from it:
         unless this run gives them back to their tasks, its next checkpoint snapshots."""
         self.commanded = commanded
@@ -122,7 +124,7 @@ class DeltaBook:
             self.forced |= {c for c, _ in delta_input}
         return []
 
-    def after_step(self, tasks: Iterable[Any], step: int) -> None:
+    def after_step(self, tasks: Iterable[Task | InputWrites], step: int) -> None:
         """Overwrites force a snapshot; so do loaded writes that no task of a resumed first
         step took back (they were another branch's). "exit" keeps the step's delta writes."""
         tasks = list(tasks)

@@ -12,7 +12,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from lgcheckpoint.checkpoint.base import (
     WRITES_IDX_MAP, ChannelVersions, CheckpointMetadata, CheckpointTuple, PutWrites,
@@ -39,7 +39,7 @@ from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.pregel.view import StateView, key_lists
-from lgcheckpoint.types import Command, Send, update_as_tuples
+from lgcheckpoint.types import All, Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
@@ -150,7 +150,7 @@ class PregelLoop:
                 self.output_writes(task, task.writes, cached=True)
         return True
 
-    def at_breakpoint(self, nodes: Any) -> bool:
+    def at_breakpoint(self, nodes: All | Sequence[str]) -> bool:
         """A breakpoint (interrupt_before/after) lists a task of this step, and the state moved."""
         return bool(nodes) and should_interrupt(self.checkpoint, nodes, self.tasks.values())
 
@@ -190,7 +190,7 @@ class PregelLoop:
         if isinstance(input, Command):
             command = self.apply_command(input, forks=case == FORK)
         carried = command if case == FORK else []  # not saved: the fork's copy applies them
-        self.delta.start([*self.pending_writes, *carried], command,
+        self.delta.loaded([*self.pending_writes, *carried], command,
                          reuses=case == RESUME_RUN and not self.start.replaying)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
@@ -295,7 +295,7 @@ class PregelLoop:
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
             updated_channels=updated_channels, view=self.caches.view, stop=self.stop)
 
-    def apply(self, tasks: Any) -> set[str]:
+    def apply(self, tasks: Iterable[Task | InputWrites]) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
                             self.graph.trigger_to_nodes, self.caches.view)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import uuid
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from lgcheckpoint.checkpoint.base import copy_checkpoint
 from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT
@@ -30,17 +30,20 @@ from lgcheckpoint.managed import Window, read_managed
 from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
+    InputWrites, Task, local_read, apply_writes, reuse_pending_writes, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
     channel_values, create_checkpoint, migrate_pending_sends, new_channel_versions,
 )
 from lgcheckpoint.pregel.loop import input_writes
-from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.pregel.node import Node, branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded
 from lgcheckpoint.pregel.view import StateView
 from lgcheckpoint.types import StateUpdate
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
 
@@ -48,7 +51,7 @@ COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
 class Edit:
     """One superstep of edits: the checkpoint it edits, brought back, and how it is published."""
 
-    def __init__(self, graph: Any, config: dict, first: bool) -> None:
+    def __init__(self, graph: Pregel, config: dict, first: bool) -> None:
         self.graph, config, self.saver = locate(graph, config)
         conf = {"checkpoint_ns": "", **config[CONF]}
         self.config = {**config, CONF: conf}
@@ -65,7 +68,7 @@ class Edit:
         # DeltaChannels (delta.py): an edit starts a new branch, so its loaded writes snapshot
         self.delta = delta.DeltaBook(self.channels, self.graph.trigger_to_nodes,
                                      self.saver.get_next_version)
-        self.delta.start(self.pending, [], reuses=False)
+        self.delta.loaded(self.pending, [], reuses=False)
         self.step = self.metadata.get("step", -1)
         # the new checkpoint's parent: the edited one
         self.parent_config = {**self.config, CONF: {**conf, **saved.config[CONF]}} if saved else (
@@ -75,7 +78,7 @@ class Edit:
         self.keeps_writes = saved is not None and not (
             first and superseded(self.saver, self.config, saved))
 
-    def apply(self, tasks: Any) -> None:
+    def apply(self, tasks: Iterable[Task | InputWrites]) -> None:
         tasks = list(tasks)
         self.updated |= apply_writes(self.checkpoint, self.channels, tasks,
                                      self.saver.get_next_version, self.graph.trigger_to_nodes,
@@ -104,7 +107,7 @@ class Edit:
             self.delta.force(writes)
 
 
-def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
+def bulk_update_state(graph: Pregel, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
     """Apply each superstep of updates in turn; returns the last saved checkpoint's config."""
     if len(supersteps) == 0:
         raise ValueError("No supersteps provided: pass a list of lists of StateUpdate")
@@ -210,7 +213,7 @@ def named_update(edit: Edit, update: StateUpdate, alone: bool) -> StateUpdate:
     return update._replace(as_node=as_node)
 
 
-def node_writes(edit: Edit, node: Any, values: Any) -> list:
+def node_writes(edit: Edit, node: Node, values: Any) -> list:
     """What the node's result `values` writes: state updates, edges, conditional edges."""
     writes = node.result_writes(values)
     for branch in node.branches:
