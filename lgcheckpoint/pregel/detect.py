@@ -19,10 +19,13 @@ ROOT_LOADS = {"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"}
 ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 
 
-def is_graph(value: Any) -> bool:
-    from lgcheckpoint.pregel import Pregel
+class CompiledGraph:
+    """What we look for: Pregel (pregel/__init__.py) derives from it, so finding a graph needs
+    nothing from the module that defines one."""
 
-    return isinstance(value, Pregel)
+
+def is_graph(value: Any) -> bool:
+    return isinstance(value, CompiledGraph)
 
 
 def graphs_called(fn: Callable | None) -> list:

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import (
@@ -27,9 +27,12 @@ from lgcheckpoint.errors import (
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
 from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.pregel.node import Branch, Node, branch_writes
 from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 Commit = Callable[[Task, "BaseException | None"], "Task | None"]  # -> an error handler's task
 
@@ -87,7 +90,7 @@ async def acall_node(task: Task) -> Any:
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
 
-def collect_writes(task: Task, result: Any, graph: Any) -> list:
+def collect_writes(task: Task, result: Any, graph: Pregel) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
@@ -96,7 +99,7 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
             for b in task.node.branches]
 
 
-def branch_state(branch: Any, task: Task, result: Any) -> Any:
+def branch_state(branch: Branch, task: Task, result: Any) -> Any:
     """What a conditional edge reads: the state with the task's writes, and managed values."""
     state = task.local_read(branch.reads)
     if branch.managed:
@@ -104,7 +107,7 @@ def branch_state(branch: Any, task: Task, result: Any) -> Any:
     return branch_input(branch, state, result)
 
 
-def branch_input(branch: Any, state: dict, returned: Any) -> Any:
+def branch_input(branch: Branch, state: dict, returned: Any) -> Any:
     """A conditional edge sees the state including this task's own writes; without a schema of
     its own, also the keys of the dict its node returned (even keys the state does not have)."""
     if branch.mapper is not None:
@@ -113,14 +116,14 @@ def branch_input(branch: Any, state: dict, returned: Any) -> Any:
     return {**returned, **state} if passthrough else state
 
 
-def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
+def add_branch_writes(task: Task, routes: list, graph: Pregel) -> None:
     timeouts.ensure_open(task)  # an async path function may have outlived the timeout
     for branch, result in routes:
         task.writes.extend(branch_writes(branch.destinations(result)))
     check_sends(task, graph.nodes)
 
 
-def check_sends(task: Task, known_nodes: Any) -> None:
+def check_sends(task: Task, known_nodes: Mapping[str, Node]) -> None:
     for _, value in task.writes:
         if isinstance(value, Send) and value.node not in known_nodes:
             raise InvalidUpdateError(
@@ -178,7 +181,7 @@ def parent_ns(ns: str) -> str:
     return NS_SEP.join(parts)
 
 
-def run_task(task: Task, graph: Any) -> None:
+def run_task(task: Task, graph: Pregel) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
     if timeouts.task_timeout(task) is not None:  # only an async run can cancel an attempt
         raise timeouts.sync_run_refused(task.name)
@@ -200,7 +203,7 @@ def run_task(task: Task, graph: Any) -> None:
             current_task.reset(token)
 
 
-async def arun_task(task: Task, graph: Any) -> None:
+async def arun_task(task: Task, graph: Pregel) -> None:
     """Async twin of run_task: awaits async nodes and path functions, each try timed."""
     for attempts in itertools.count(1):
         task.writes.clear()
@@ -218,7 +221,7 @@ async def arun_task(task: Task, graph: Any) -> None:
             current_task.reset(token)
 
 
-async def aattempt(task: Task, graph: Any) -> None:
+async def aattempt(task: Task, graph: Pregel) -> None:
     """One try of a task: the node, then its conditional edges, all into task.writes."""
     try:
         routes = collect_writes(task, await acall_node(task), graph)
@@ -269,7 +272,7 @@ def end_task(commit: Commit, errors: list, task: Task, exc: BaseException | None
     return [handler] if handler is not None else []
 
 
-def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
+def run_step(tasks: list[Task], commit: Commit, graph: Pregel, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
     A failed node's error handler joins the step at once, beside the tasks still running.
     Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
@@ -318,7 +321,7 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     raise_step_errors(errors)
 
 
-async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
+async def arun_step(tasks: list[Task], commit: Commit, graph: Pregel) -> None:
     """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks.
     Past graph.step_timeout the tasks still running are cancelled (saved as cancelled)."""
     errors: list[BaseException] = []
