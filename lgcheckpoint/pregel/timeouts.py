@@ -39,16 +39,14 @@ import functools
 import inspect
 import time
 from contextlib import suppress
-from contextvars import ContextVar
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lgcheckpoint.errors import NodeTimeoutError
+from lgcheckpoint.runtime import open_clocks
 from lgcheckpoint.types import TimeoutPolicy
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel.algo import Task
-    from lgcheckpoint.runtime import Runtime
 
 SYNC_REFUSED = ("Node timeouts are only supported for async nodes because sync Python "
                 "execution cannot be safely cancelled in-process.")
@@ -93,28 +91,6 @@ class AttemptClock:
         """Return once idle_timeout seconds pass without progress."""
         while (left := self.last_progress + self.policy.idle_timeout - time.monotonic()) > 0:
             await asyncio.sleep(left)
-
-
-# the open timed attempts this code runs inside, innermost last: a subgraph or a @task call
-# started by a timed node runs in a copy of its context, so its output is that node's progress
-open_clocks: ContextVar[tuple[AttemptClock, ...]] = ContextVar("open_clocks", default=())
-
-
-def timed_runtime(runtime: Runtime) -> Runtime:
-    """A node's Runtime inside timed attempts: heartbeat() is the innermost one's progress,
-    custom stream output everyone's (and is dropped once one of them timed out)."""
-    clocks = open_clocks.get()
-    if not clocks:
-        return runtime
-    writer = runtime.stream_writer
-
-    def write(chunk: Any) -> None:
-        if all(clock.open for clock in clocks):
-            for clock in clocks:
-                clock.progress()
-            writer(chunk)
-
-    return replace(runtime, heartbeat=clocks[-1].heartbeat, stream_writer=write)
 
 
 def note_call(name: str) -> None:
