@@ -463,3 +463,15 @@ class CompiledStateGraph(Pregel):
         """invoke(version="v2"): a dataclass or pydantic output schema gets an instance."""
         mapper = mapper_for(self.builder.output_schema)
         return mapper(values) if mapper is not None and isinstance(values, dict) else values
+
+
+MESSAGE_NAMES = ("add_messages", "MessagesState", "MessageGraph")  # langgraph.graph has them too
+
+
+def __getattr__(name: str) -> Any:
+    """The chat-message names, imported on first use: only they need langchain-core."""
+    if name in MESSAGE_NAMES:
+        from lgcheckpoint import messages
+
+        return getattr(messages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -218,10 +218,22 @@ def test_without_langchain_core_a_messages_name_says_which_extra_to_install():
             from lgcheckpoint.messages import add_messages
         except ImportError as exc:
             print(exc)
+        try:
+            from lgcheckpoint.graph import MessagesState  # where LangGraph also offers it
+        except ImportError as exc:
+            print(exc)
     """)
     assert result.returncode == 0, result.stderr
     one_line = 'chat messages need langchain-core: pip install "lgcheckpoint[messages]"\n'
-    assert result.stdout == one_line
+    assert result.stdout == one_line * 2
+
+
+def test_the_graph_module_offers_the_message_names_as_langgraph_graph_does():
+    import lgcheckpoint.graph
+
+    for name in lgcheckpoint.graph.MESSAGE_NAMES:
+        assert getattr(lgcheckpoint.graph, name) is getattr(ours, name)
+        assert name in lg_message.__all__
 
 
 # --- storage: LangGraph's bytes, LangGraph's safe list -------------------------------------------
