@@ -27,6 +27,7 @@ try:
         convert_to_openai_messages,
         message_chunk_to_message,
     )
+    from langchain_core.messages.tool import ToolOutputMixin
     from typing_extensions import TypedDict  # langchain-core's dependency; pydantic needs it
 except ImportError as exc:
     if not (exc.name or "").startswith("langchain_core"):
@@ -36,6 +37,7 @@ except ImportError as exc:
     ) from None
 
 from lgcheckpoint.graph import StateGraph
+from lgcheckpoint.types import Command
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = ["add_messages", "MessagesState", "MessageGraph", "REMOVE_ALL_MESSAGES", "Messages"]
@@ -121,6 +123,13 @@ def give_ids(value: Any) -> None:
 
 
 add_messages.stamp_write = give_ids  # type: ignore[attr-defined]  # see pregel/write_ids.py
+
+# A tool that returns a Command (update the state, go to a node) must hand it on as it is:
+# langchain passes on only its ToolOutputMixin objects (anything else becomes a ToolMessage's
+# text). LangGraph's Command inherits that mixin; the core cannot import langchain, so ours gains
+# it here, once, where langchain is first used.
+if ToolOutputMixin not in Command.__mro__:
+    Command.__bases__ = (*Command.__bases__, ToolOutputMixin)
 
 
 class MessagesState(TypedDict):

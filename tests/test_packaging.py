@@ -17,6 +17,7 @@ OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
     "checkpoint/sqlite/aio.py": "sqlite",
     "course_pictures.py": "viz",  # the course's matplotlib pictures
     "messages.py": "messages",  # chat messages, on langchain-core
+    "prebuilt": "messages",  # ToolNode, create_react_agent: on the same extra
 }
 
 
