@@ -3,6 +3,7 @@ takes: the safe list, the optional extra, and ids that the saved writes and the 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import subprocess
@@ -295,11 +296,19 @@ def test_every_saved_message_write_has_the_id_the_state_holds(kind, durability, 
         assert_writes_hold_state_ids(saver, durability)
 
 
-def assert_writes_hold_state_ids(saver, durability):
+def test_every_saved_message_write_has_the_id_the_state_holds_async():
+    assert_writes_hold_state_ids(InMemorySaver(), "async", run_async=True)
+
+
+def assert_writes_hold_state_ids(saver, durability, run_async=False):
     app, checked = fan_out(saver), 0
     for run in range(25):
         config = {"configurable": {"thread_id": str(run)}}
-        app.invoke({"messages": [HumanMessage("hi")]}, config, durability=durability)
+        given = {"messages": [HumanMessage("hi")]}
+        if run_async:
+            asyncio.run(app.ainvoke(given, config, durability=durability))
+        else:
+            app.invoke(given, config, durability=durability)
         tuples = {t.config["configurable"]["checkpoint_id"]: t for t in saver.list(config)}
         for child in tuples.values():
             if child.parent_config is None:

@@ -129,6 +129,29 @@ def test_tool_node_same_as_langgraph(case):
     assert run_tool_node("ours", given, options) == run_tool_node("langgraph", given, options)
 
 
+@tool
+async def slow_add(a: int, b: int) -> int:
+    """Add two numbers, asynchronously."""
+    return a + b
+
+
+@pytest.mark.parametrize("case", ["dict input, parallel calls", "error handled", "unknown tool",
+                                  "a Command from a tool"])
+async def test_tool_node_ainvoke_same_as_langgraph(case):
+    given, options = TOOL_NODE_CASES[case]
+
+    async def outcome(lib):
+        node = LIBS[lib][0].ToolNode([*tools_for(lib), slow_add], **options)
+        config = {"configurable": {"__pregel_runtime": Runtime()}} if lib == "langgraph" else None
+        return plain(await node.ainvoke(given, config))
+
+    assert await outcome("ours") == await outcome("langgraph")
+    given = {"messages": [calls(("slow_add", {"a": 1, "b": 2}))]}
+    assert plain(await ours.ToolNode([slow_add]).ainvoke(given)) == plain(
+        await lg_prebuilt.ToolNode([slow_add]).ainvoke(
+            given, {"configurable": {"__pregel_runtime": Runtime()}}))
+
+
 @pytest.mark.parametrize("state", [
     {"messages": [calls(("add", {"a": 1, "b": 2}))]}, {"messages": [AIMessage("done")]},
     [HumanMessage("hi"), calls(("add", {}))], {"other": []}])
