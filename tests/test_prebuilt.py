@@ -242,3 +242,41 @@ def test_a_tools_command_is_handed_on_as_it_is():
     jump = tools_for("ours")[2]
     assert jump.invoke({"name": "jump", "args": {"where": "x"}, "id": "1",
                         "type": "tool_call"}) == Command(goto="x")
+
+
+SUBMODULE_NAMES = {  # the public names programs import from langgraph.prebuilt's modules
+    "tool_node": ["ToolNode", "tools_condition", "InjectedState", "InjectedStore", "ToolRuntime",
+                  "ToolCallRequest", "ToolCallWithContext", "ToolInvocationError",
+                  "msg_content_output", "TOOL_CALL_ERROR_TEMPLATE",
+                  "INVALID_TOOL_NAME_ERROR_TEMPLATE", "TOOL_EXECUTION_ERROR_TEMPLATE",
+                  "TOOL_INVOCATION_ERROR_TEMPLATE"],
+    "chat_agent_executor": ["create_react_agent", "create_tool_calling_executor", "AgentState",
+                            "AgentStatePydantic", "AgentStateWithStructuredResponse",
+                            "AgentStateWithStructuredResponsePydantic", "PROMPT_RUNNABLE_NAME"],
+    "tool_validator": ["ValidationNode"],
+    "interrupt": ["HumanInterrupt", "HumanInterruptConfig", "ActionRequest", "HumanResponse"],
+}
+
+
+def test_langgraphs_prebuilt_names_are_served_or_refused_by_name():
+    import importlib
+
+    for name in lg_prebuilt.__all__:
+        if name in ours.OUT_OF_SCOPE:
+            with pytest.raises(ImportError, match=f"{name} is out of scope"):
+                getattr(ours, name)
+        else:
+            assert hasattr(ours, name), name
+    for module, names in SUBMODULE_NAMES.items():
+        theirs = importlib.import_module(f"langgraph.prebuilt.{module}")
+        for name in names:
+            assert hasattr(theirs, name), f"{module}.{name}: not LangGraph's"
+            assert hasattr(ours, name), f"{module}.{name}"
+    assert ours.TOOL_CALL_ERROR_TEMPLATE == theirs_template("TOOL_CALL_ERROR_TEMPLATE")
+    assert ours.TOOL_EXECUTION_ERROR_TEMPLATE == theirs_template("TOOL_EXECUTION_ERROR_TEMPLATE")
+
+
+def theirs_template(name: str) -> str:
+    from langgraph.prebuilt import tool_node
+
+    return getattr(tool_node, name)

@@ -27,7 +27,7 @@ from lgcheckpoint.constants import END
 from lgcheckpoint.graph import StateGraph
 from lgcheckpoint.managed import RemainingSteps
 from lgcheckpoint.messages import add_messages
-from lgcheckpoint.prebuilt.tool_node import ToolNode
+from lgcheckpoint.prebuilt.tool_node import ToolCallWithContext, ToolNode
 from lgcheckpoint.types import Send
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10
 
@@ -35,12 +35,19 @@ __all__ = ["create_react_agent", "create_tool_calling_executor", "AgentState",
            "AgentStatePydantic", "AgentStateWithStructuredResponse",
            "AgentStateWithStructuredResponsePydantic"]
 
+PROMPT_RUNNABLE_NAME = "Prompt"
 StructuredResponse = dict | BaseModel
 StructuredResponseSchema = dict | type[BaseModel]
 CHAT_HISTORY_HELP = ("\nFor troubleshooting, visit: https://docs.langchain.com/oss/python/"
                      "langgraph/errors/INVALID_CHAT_HISTORY")
 
 
+MOVED = "{} has been moved to `langchain.agents`. Please update your import to `{}`."
+REPLACED = "{} has been deprecated in favor of AgentState in `langchain.agents`."
+
+
+@deprecated(MOVED.format("AgentState", "from langchain.agents import AgentState"),
+            category=LangGraphDeprecatedSinceV10)
 class AgentState(TypedDict):
     """The agent's state: the conversation, and how many steps the run has left."""
 
@@ -48,17 +55,24 @@ class AgentState(TypedDict):
     remaining_steps: NotRequired[RemainingSteps]
 
 
+@deprecated(REPLACED.format("AgentStatePydantic"), category=LangGraphDeprecatedSinceV10)
 class AgentStatePydantic(BaseModel):
     messages: Annotated[Sequence[BaseMessage], add_messages]
     remaining_steps: RemainingSteps = 25
 
 
-class AgentStateWithStructuredResponse(AgentState):
-    structured_response: StructuredResponse
+with warnings.catch_warnings():  # subclassing a deprecated class warns: not at our import
+    warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
 
+    @deprecated(REPLACED.format("AgentStateWithStructuredResponse"),
+                category=LangGraphDeprecatedSinceV10)
+    class AgentStateWithStructuredResponse(AgentState):
+        structured_response: StructuredResponse
 
-class AgentStateWithStructuredResponsePydantic(AgentStatePydantic):
-    structured_response: StructuredResponse
+    @deprecated(REPLACED.format("AgentStateWithStructuredResponsePydantic"),
+                category=LangGraphDeprecatedSinceV10)
+    class AgentStateWithStructuredResponsePydantic(AgentStatePydantic):
+        structured_response: StructuredResponse
 
 
 def value(state: Any, key: str, default: Any = None) -> Any:
@@ -68,15 +82,16 @@ def value(state: Any, key: str, default: Any = None) -> Any:
 def prompt_runnable(prompt: Any) -> Runnable:
     """What the model is given: the messages, after a system prompt or a prompt function."""
     if prompt is None:
-        return RunnableLambda(lambda state: value(state, "messages"), name="Prompt")
+        return RunnableLambda(lambda state: value(state, "messages"), name=PROMPT_RUNNABLE_NAME)
     if isinstance(prompt, str):
         prompt = SystemMessage(content=prompt)
     if isinstance(prompt, SystemMessage):
-        return RunnableLambda(lambda state: [prompt, *value(state, "messages")], name="Prompt")
+        return RunnableLambda(lambda state: [prompt, *value(state, "messages")],
+                              name=PROMPT_RUNNABLE_NAME)
     if isinstance(prompt, Runnable):
         return prompt
     if callable(prompt):
-        return RunnableLambda(prompt, name="Prompt")
+        return RunnableLambda(prompt, name=PROMPT_RUNNABLE_NAME)
     raise ValueError(f"Got unexpected type for `prompt`: {type(prompt)}")
 
 
@@ -254,8 +269,8 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
     finish = "generate_structured_response" if response_format is not None else END
 
     def send_calls(state: Any, calls: list) -> list[Send]:
-        return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call,
-                               "state": state}) for call in calls]
+        return [Send("tools", ToolCallWithContext(__type="tool_call_with_context", tool_call=call,
+                                                  state=state)) for call in calls]
 
     if not tool_classes:  # nothing to call: model, hooks, structured answer, end
         if response_format is not None:

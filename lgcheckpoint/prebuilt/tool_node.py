@@ -34,7 +34,7 @@ from langchain_core.tools.base import (
     get_all_basemodel_annotations,
 )
 from pydantic import BaseModel, ValidationError
-from typing_extensions import TypeVar
+from typing_extensions import TypedDict, TypeVar
 
 from lgcheckpoint.constants import CONF, END, RUNTIME
 from lgcheckpoint.errors import GraphInterrupt, ParentCommand, is_invalid_resume
@@ -43,6 +43,7 @@ from lgcheckpoint.runtime import Runtime
 from lgcheckpoint.types import Command, Send
 
 __all__ = ["ToolNode", "tools_condition", "InjectedState", "ToolRuntime", "ToolCallRequest",
+           "ToolCallWithContext",
            "ToolInvocationError", "msg_content_output", "InjectedStore"]
 
 BUBBLES = (GraphInterrupt, ParentCommand)  # what a tool raises for the graph, never handled
@@ -79,6 +80,14 @@ class ToolRuntime(_DirectlyInjectedToolArg, Generic[ContextT, StateT]):
     tools: list[BaseTool] = field(default_factory=list)
     execution_info: Any = None
     server_info: Any = None
+
+
+class ToolCallWithContext(TypedDict):
+    """A tool call sent to the node on its own (create_react_agent v2), with the state."""
+
+    tool_call: ToolCall
+    __type: Literal["tool_call_with_context"]
+    state: Any
 
 
 @dataclass
