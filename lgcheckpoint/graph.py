@@ -463,3 +463,4 @@ class CompiledStateGraph(Pregel):
         """invoke(version="v2"): a dataclass or pydantic output schema gets an instance."""
         mapper = mapper_for(self.builder.output_schema)
         return mapper(values) if mapper is not None and isinstance(values, dict) else values
+

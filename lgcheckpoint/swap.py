@@ -141,6 +141,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "langgraph.runtime.ServerInfo": "Platform",
     "langgraph.prebuilt.InjectedStore": "stores",
     "langgraph.prebuilt.tool_node.InjectedStore": "stores",
+    "langgraph.prebuilt.ToolCallTransformer": "v3 streaming",
 }
 
 EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt")  # need langchain-core

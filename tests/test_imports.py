@@ -33,6 +33,8 @@ LAYERS = [
     ("engine", ["pregel"]),
     # how users build graphs, and the helpers a running node calls (config reads the runner's task)
     ("front", ["graph", "func", "config"]),
+    # chat messages and the prebuilt tools (the messages extra): built on the front, never below
+    ("chat", ["messages", "prebuilt"]),
     # the viewers: they read saver.list() and get_state() (and the engine's rules, to explain a
     # step); nothing below imports them, so the runtime never needs a viewer's packages
     ("viewers", ["viz"]),

@@ -36,6 +36,7 @@ EXPECTED_GAPS = {
     "langgraph.errors.ErrorCode", "langgraph.errors.GraphDrained",
     "langgraph.errors.TaskNotFound", "langgraph.errors.UnknownInterruptError",
     "langgraph.graph.MessageGraph", "langgraph.graph.MessagesState", "langgraph.graph.add_messages",
+    "langgraph.prebuilt.InjectedStore", "langgraph.prebuilt.ToolCallTransformer",
     "langgraph.managed.base.ManagedValueMapping",
     "langgraph.pregel.types.PregelExecutableTask", "langgraph.pregel.types.default_retry_on",
     "langgraph.runtime.BaseUser", "langgraph.runtime.RunControl", "langgraph.runtime.ServerInfo",

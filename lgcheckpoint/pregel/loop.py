@@ -39,6 +39,7 @@ from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.pregel.view import StateView, key_lists
+from lgcheckpoint.pregel.write_ids import stamp_writes
 from lgcheckpoint.types import All, Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
@@ -342,6 +343,7 @@ class PregelLoop:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""
         if not writes:
             return
+        stamp_writes(self.channels, writes)  # ids given now, so the saved write has them
         self.saved.task_ids.add(task_id)
         if all(c in WRITES_IDX_MAP for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())  # last one per slot wins
