@@ -2,7 +2,7 @@
 
 Deprecated in LangGraph 1.0 (moved to ``langchain.agents.interrupt``), kept for its tutorials:
 ``interrupt(HumanInterrupt(...))`` asks, the answer is a ``HumanResponse``.
-LangGraph's ``langgraph.prebuilt.interrupt``. Next: messages.py (the chat messages all this runs on).
+LangGraph's ``langgraph.prebuilt.interrupt``. Next: tool_node.py.
 """
 
 from __future__ import annotations
