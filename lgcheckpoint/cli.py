@@ -54,9 +54,15 @@ def main(argv: list[str] | None = None) -> int:
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
 
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
+    course = commands.add_parser("course", help="copy the course into a folder and open JupyterLab")
+    course.add_argument("dir", nargs="?", default="lgcheckpoint-course",
+                        help="folder for the notebooks (default: ./lgcheckpoint-course)")
+    course.add_argument("--no-lab", action="store_true", help="only copy; do not start JupyterLab")
     args = parser.parse_args(argv)
     if args.command == "studio":
         return studio_app.main(args)
+    if args.command == "course":
+        return open_course(args.dir, lab=not args.no_lab)
     try:
         check_report_path(args.html)
         with ExitStack() as stack:
@@ -73,6 +79,29 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
+    return 0
+
+
+def open_course(folder: str, lab: bool) -> int:
+    """Copy the course into ``folder`` and replace this process with JupyterLab on chapter 00."""
+    import importlib.util
+
+    from lgcheckpoint.course import FIRST_CHAPTER, CourseNotCopied, copy_course
+
+    if lab and importlib.util.find_spec("jupyterlab") is None:  # say so before copying anything
+        print("lgcheckpoint: JupyterLab is not installed: pip install \"lgcheckpoint[all]\" "
+              "(or copy only, with --no-lab)", file=sys.stderr)
+        return 2
+    try:
+        copied = copy_course(folder)
+    except CourseNotCopied as err:
+        print(f"lgcheckpoint: {err}", file=sys.stderr)
+        return 2
+    say(f"course in {folder}: {len(copied)} files copied" if copied
+        else f"course in {folder}: already there, nothing copied")
+    if lab:
+        os.chdir(folder)
+        os.execv(sys.executable, [sys.executable, "-m", "jupyterlab", FIRST_CHAPTER])
     return 0
 
 

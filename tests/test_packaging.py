@@ -1,9 +1,15 @@
-"""Every third-party import is declared where it is used: the core needs only two dependencies."""
+"""Every third-party import is declared where it is used, and the built wheel works for a student:
+installed with no extra it runs the tour and writes reports; it ships the course."""
 
 import ast
+import os
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "lgcheckpoint"
@@ -67,3 +73,96 @@ def test_the_package_never_imports_langgraph():
         if {"langgraph", "langchain_core"} & third_party_imports(p, top_level_only=False)
     ]
     assert not users, f"LangGraph is a test dependency only; imported by {users}"
+
+
+# --- the built wheel in a fresh virtual environment, as a student installs it -----------------
+
+SHIPPED = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "lgcheckpoint", "notebooks"]
+CHAPTER_RUN = "12_inspect_langgraph_db.ipynb"  # reads data/, so it proves the data shipped too
+
+
+def run(cmd: list, cwd: Path, env: dict, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run a command of the fresh environment; its output is the failure message."""
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, timeout=timeout,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, (
+        f"{' '.join(map(str, cmd))} -> {done.returncode}\n"
+        f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> tuple[Path, dict, Path]:
+    """The wheel built from a copy of the sources (no stale build/), installed with no extra into a
+    new virtual environment: its bin folder, a process env without our PYTHONPATH, the wheel."""
+    work = tmp_path_factory.mktemp("packaging")
+    src = work / "src"
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints")
+    for name in SHIPPED:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=skip)
+        else:
+            src.mkdir(exist_ok=True)
+            shutil.copy(ROOT / name, src / name)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work / "dist", src],
+        work, env)
+    (wheel,) = (work / "dist").glob("lgcheckpoint-*.whl")
+    run([sys.executable, "-m", "venv", work / "venv"], work, env)
+    bin_ = work / "venv" / "bin"
+    env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
+    run([bin_ / "pip", "install", "-q", wheel], work, env)
+    (work / "run").mkdir()
+    return bin_, env, wheel
+
+
+def test_the_plain_install_runs_the_tour_and_writes_reports(fresh):
+    bin_, env, _ = fresh
+    cwd = bin_.parent.parent / "run"
+    where = run([bin_ / "python", "-c", "import lgcheckpoint; print(lgcheckpoint.__file__)"],
+                cwd, env).stdout
+    assert str(bin_.parent) in where, f"the test must use the installed wheel, not {where}"
+    run([bin_ / "lgcheckpoint", "tour"], cwd, env)
+    run([bin_ / "lgcheckpoint", "inspect", "lgcheckpoint-tour.sqlite", "--html", "inspect.html"],
+        cwd, env)
+    for report in ("lgcheckpoint-tour.html", "inspect.html"):
+        page = (cwd / report).read_text()
+        assert "<svg" in page and "data:image/png;base64," in page, f"{report} lacks a picture"
+
+
+def test_course_copies_the_shipped_chapters_and_one_runs_from_the_copy(fresh):
+    bin_, env, wheel = fresh
+    cwd = bin_.parent.parent / "run"
+    refused = subprocess.run([bin_ / "lgcheckpoint", "course", "lab-course"], cwd=cwd, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "lgcheckpoint[all]" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (cwd / "lab-course").exists()
+    run([bin_ / "lgcheckpoint", "course", "my-course", "--no-lab"], cwd, env)
+    course = cwd / "my-course"
+    assert (course / "00_tour.ipynb").is_file() and (course / "data").is_dir()
+    assert len(list(course.glob("*.ipynb"))) == len(list((ROOT / "notebooks").glob("*.ipynb")))
+    # what a chapter needs to run in a kernel: the widgets extra and a kernel (not all of Jupyter)
+    run([bin_ / "pip", "install", "-q", f"{wheel}[viz]", "ipykernel", "nbclient"], cwd, env)
+    execute = ("import nbclient, nbformat, sys; nb = nbformat.read(sys.argv[1], 4); "
+               "nbclient.NotebookClient(nb, timeout=300, kernel_name='python3', "
+               "resources={'metadata': {'path': '.'}}).execute()")
+    run([bin_ / "python", "-c", execute, CHAPTER_RUN], course, env)
+
+
+def test_course_copy_keeps_a_students_edits(tmp_path, capsys):
+    from lgcheckpoint.cli import main
+
+    assert main(["course", str(tmp_path / "c"), "--no-lab"]) == 0
+    assert main(["course", str(tmp_path / "c"), "--no-lab"]) == 0  # identical: nothing to do
+    assert "nothing copied" in capsys.readouterr().out
+    edited = tmp_path / "c" / "03_checkpoint_anatomy.ipynb"
+    edited.write_text(edited.read_text().replace("versions", "my notes", 1))
+    (tmp_path / "c" / "05_savers.ipynb").unlink()
+    assert main(["course", str(tmp_path / "c"), "--no-lab"]) == 2
+    err = capsys.readouterr().err
+    assert "03_checkpoint_anatomy.ipynb" in err and "nothing was copied" in err
+    assert "my notes" in edited.read_text() and not (tmp_path / "c" / "05_savers.ipynb").exists()
+    (tmp_path / "f.txt").write_text("")
+    assert main(["course", str(tmp_path / "f.txt"), "--no-lab"]) == 2
+    assert "is a file" in capsys.readouterr().err
