@@ -28,6 +28,9 @@ THREADS_LISTED = 20  # thread ids named in the "threads:" line
 LINES_PER_HISTORY = 200  # newest checkpoints printed per namespace (--all prints every one)
 NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
 FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
+# what the plain install lacks, by the extra that brings it (a Postgres URI needs the driver)
+EXTRA_OF = {"psycopg": "postgres", "psycopg_pool": "postgres", "aiosqlite": "sqlite",
+            "ipywidgets": "viz", "anywidget": "viz", "voila": "studio", "jupyterlab": "all"}
 
 
 class CliError(Exception):
@@ -78,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
                     write_report(saver, config, args.html, title=f"lgcheckpoint inspect {args.db}")
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:  # a package of an extra: name the extra, not a traceback
+        extra = EXTRA_OF.get((err.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"lgcheckpoint: this needs {err.name}: pip install \"lgcheckpoint[{extra}]\"",
+              file=sys.stderr)
         return 2
     return 0
 

@@ -129,6 +129,11 @@ def test_the_plain_install_runs_the_tour_and_writes_reports(fresh):
     for report in ("lgcheckpoint-tour.html", "inspect.html"):
         page = (cwd / report).read_text()
         assert "<svg" in page and "data:image/png;base64," in page, f"{report} lacks a picture"
+    # a Postgres database needs the driver, which an extra brings: one line says which
+    no_driver = subprocess.run([bin_ / "lgcheckpoint", "inspect", "postgresql://127.0.0.1:1/x"],
+                               cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert no_driver.returncode == 2 and no_driver.stderr.strip().splitlines() == [
+        'lgcheckpoint: this needs psycopg: pip install "lgcheckpoint[postgres]"'], no_driver.stderr
 
 
 def test_course_copies_the_shipped_chapters_and_one_runs_from_the_copy(fresh):
