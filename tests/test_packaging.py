@@ -2,6 +2,7 @@
 installed with no extra it runs the tour and writes reports; it ships the course."""
 
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -171,3 +172,38 @@ def test_course_copy_keeps_a_students_edits(tmp_path, capsys):
     (tmp_path / "f.txt").write_text("")
     assert main(["course", str(tmp_path / "f.txt"), "--no-lab"]) == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_course_opens_jupyterlab_on_chapter_00(tmp_path):
+    """`lgcheckpoint course DIR` becomes JupyterLab serving DIR and opening chapter 00 (the port,
+    token and browser come from Jupyter's own environment variables; root needs allow_root)."""
+    import socket
+    import time
+    import urllib.request
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
+    browser = tmp_path / "browser.sh"  # the "browser" keeps the page JupyterLab asks it to open
+    browser.write_text(f'#!/bin/sh\ncat "${{1#file://}}" > {tmp_path}/opened.html\n')
+    browser.chmod(0o755)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_PORT": str(port),
+           "JUPYTER_TOKEN": "course-test", "BROWSER": str(browser), "PYTHONPATH": str(ROOT)}
+    lab = subprocess.Popen([sys.executable, "-m", "lgcheckpoint", "course", "c"], cwd=tmp_path,
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        opened = tmp_path / "opened.html"
+        for _ in range(120):
+            if opened.exists() and opened.stat().st_size or lab.poll() is not None:
+                break
+            time.sleep(0.5)
+        assert lab.poll() is None, f"JupyterLab stopped: {lab.stderr.read()[-2000:]}"
+        assert "lab/tree/00_tour.ipynb" in opened.read_text()
+        url = f"http://127.0.0.1:{port}/api/contents/00_tour.ipynb?content=0&token=course-test"
+        with urllib.request.urlopen(url, timeout=10) as served:
+            assert json.load(served)["type"] == "notebook"
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
