@@ -38,7 +38,8 @@ suppress_warnings = ["ref.python"]
 
 html_theme = "sphinx_book_theme"
 html_title = "lgcheckpoint: how LangGraph's checkpoints work"
-html_theme_options = {"show_toc_level": 2, "use_download_button": True}
+html_theme_options = {"show_toc_level": 2, "home_page_in_toc": True,
+                      "max_navbar_depth": 1}  # the sidebar lists pages, not their sections
 
 
 def github_repository() -> str | None:
