@@ -30,7 +30,8 @@ NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
 FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
 # what the plain install lacks, by the extra that brings it (a Postgres URI needs the driver)
 EXTRA_OF = {"psycopg": "postgres", "psycopg_pool": "postgres", "aiosqlite": "sqlite",
-            "ipywidgets": "viz", "anywidget": "viz", "voila": "studio", "jupyterlab": "all"}
+            "ipywidgets": "viz", "anywidget": "viz", "voila": "studio", "nbformat": "studio",
+            "jupyterlab": "all"}
 
 
 class CliError(Exception):
@@ -63,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     course.add_argument("--no-lab", action="store_true", help="only copy; do not start JupyterLab")
     args = parser.parse_args(argv)
     if args.command == "studio":
-        return studio_app.main(args)
+        try:
+            return studio_app.main(args)
+        except ModuleNotFoundError as err:  # the studio page needs its extra
+            return missing_extra(err)
     if args.command == "course":
         return open_course(args.dir, lab=not args.no_lab)
     try:
@@ -82,14 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
-    except ModuleNotFoundError as err:  # a package of an extra: name the extra, not a traceback
-        extra = EXTRA_OF.get((err.name or "").partition(".")[0])
-        if extra is None:
-            raise
-        print(f"lgcheckpoint: this needs {err.name}: pip install \"lgcheckpoint[{extra}]\"",
-              file=sys.stderr)
-        return 2
+    except ModuleNotFoundError as err:  # a Postgres URI needs the driver
+        return missing_extra(err)
     return 0
+
+
+def missing_extra(err: ModuleNotFoundError) -> int:
+    """A package of an extra is missing: name the extra in one line, not a traceback."""
+    extra = EXTRA_OF.get((err.name or "").partition(".")[0])
+    if extra is None:  # not an extra's package: a real bug, shown as one
+        raise err
+    print(f"lgcheckpoint: this needs {err.name}: pip install \"lgcheckpoint[{extra}]\"",
+          file=sys.stderr)
+    return 2
 
 
 def open_course(folder: str, lab: bool) -> int:
