@@ -116,6 +116,10 @@ def open_course(folder: str, lab: bool) -> int:
     except CourseNotCopied as err:
         print(f"lgcheckpoint: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a folder we may not write, a full disk
+        print(f"lgcheckpoint: cannot copy the course into {folder}: {err.strerror or err}",
+              file=sys.stderr)
+        return 2
     say(f"course in {folder}: {len(copied)} files copied" if copied
         else f"course in {folder}: already there, nothing copied")
     if lab:

@@ -108,6 +108,8 @@ def copy_course(folder: str | Path) -> list[Path]:
 
     A file already there and identical is left alone, so a second run copies nothing; a file that
     differs (the student's edits) stops the copy before anything is written."""
+    if not str(folder).strip():
+        raise CourseNotCopied("no folder given (an empty name); give a folder for the course")
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise CourseNotCopied(f"{folder} is a file; give a folder for the course")

@@ -110,6 +110,11 @@ def test_course_copy_keeps_a_students_edits(tmp_path, capsys):
     (tmp_path / "f.txt").write_text("")
     assert main(["course", str(tmp_path / "f.txt"), "--no-lab"]) == 2
     assert "is a file" in capsys.readouterr().err
+    assert main(["course", "", "--no-lab"]) == 2  # not the current folder by accident
+    assert "empty name" in capsys.readouterr().err
+    # a folder that cannot be made (even by root: its parent is a file) is one line, no traceback
+    assert main(["course", str(tmp_path / "f.txt" / "c"), "--no-lab"]) == 2
+    assert "cannot copy the course" in capsys.readouterr().err
 
 
 def test_course_opens_jupyterlab_on_chapter_00(tmp_path):
