@@ -103,11 +103,21 @@ class Claim:
 
     async def aacquire(self) -> None:
         delay = POLL_SECONDS[0]
-        while not await asyncio.to_thread(self.try_acquire):
+        while not await self.atry_acquire():
             if self.strategy == "reject":
                 raise self.busy()
             await asyncio.sleep(delay)
             delay = min(delay * 2, POLL_SECONDS[1])
+
+    async def atry_acquire(self) -> bool:
+        """try_acquire in a worker thread; cancelled meanwhile, it gives back what it took."""
+        attempt = asyncio.ensure_future(asyncio.to_thread(self.try_acquire))
+        try:
+            return await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            if await attempt:
+                await asyncio.to_thread(self.release)
+            raise
 
     def release(self) -> None:
         try:

@@ -316,3 +316,29 @@ def test_a_fork_of_an_answered_question_takes_a_new_answer():
     assert out["messages"][-2]["content"] == "refunded 100.00 EUR for order #1042"
     with pytest.raises(StaleResumeError):  # and now the fork's question is answered too
         graph.invoke(Command(resume={"amount": 1.0}), fork)
+
+
+def test_a_run_cancelled_while_it_takes_the_lock_leaves_the_thread_free(monkeypatch, tmp_path):
+    """asyncio cancels an ainvoke while its lock is being taken (in a worker thread): the lock
+    taken meanwhile is released, so the next run on the thread is not told it is busy."""
+    import asyncio
+
+    from lgcheckpoint.checkpoint import locks
+
+    taking = locks.NoLocks.try_lock
+
+    def slow_try_lock(self, key):
+        time.sleep(0.3)
+        return taking(self, key)
+
+    monkeypatch.setattr(locks.NoLocks, "try_lock", slow_try_lock)
+    graph = two_humans_child.review_graph(InMemorySaver(), str(tmp_path / "side"), seconds=0)
+    config = {"configurable": {"thread_id": "cancelled"}}
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(graph.ainvoke({"text": "x"}, config), 0.1)
+        await asyncio.sleep(0.4)  # the worker thread has taken the lock by now
+        await graph.ainvoke({"text": "x"}, config, multitask_strategy="reject")
+
+    asyncio.run(main())

@@ -200,7 +200,8 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
                     check_usable(conn)
                     locked = cursor_of(self.cursors, conn).execute(TRY_LOCK_SQL, (key,)).fetchone()
             except BaseException as exc:
-                self.conn.putconn(conn)  # a broken one is dropped by the pool
+                conn.close()  # whatever stopped it, no lock may stay on a pooled session
+                self.conn.putconn(conn)  # the pool drops a closed one
                 if attempt == 2 or not isinstance(exc, PostgresUnavailableError):
                     raise
                 self.conn.check()  # a server that dropped idle sessions: the rest go too

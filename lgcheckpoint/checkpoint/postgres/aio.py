@@ -188,7 +188,8 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
                     cursor = cursor_of(self.cursors, conn)
                     locked = await (await cursor.execute(TRY_LOCK_SQL, (key,))).fetchone()
             except BaseException as exc:
-                await self.conn.putconn(conn)  # a broken one is dropped by the pool
+                await conn.close()  # whatever stopped it, no lock may stay on a pooled session
+                await self.conn.putconn(conn)  # the pool drops a closed one
                 if attempt == 2 or not isinstance(exc, PostgresUnavailableError):
                     raise
                 await self.conn.check()
