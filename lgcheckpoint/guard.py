@@ -22,11 +22,13 @@ an answer sent to it is the new answer (time travel). Answer by interrupt id
 (``Command(resume={interrupt.id: value})``) and a stale answer is caught even after the graph asked
 a new question.
 
-The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock
-(held for the run, on a connection the saver was given), a record lock beside a SQLite file, or
-only the in-process lock below for InMemory. Subgraph runs inherit their parent's lock. The loop
-is above this module: ``Pregel`` passes in how a saved checkpoint is restored (``paused`` needs
-its next tasks). Next: ``checkpoint/base.py`` (what a saver stores).
+The loop is above this module: ``Pregel`` passes in how a saved checkpoint is restored
+(``paused`` needs its next tasks). A lock lives for the run only: on Postgres it is held on a
+connection the saver was given, never on one of its own.
+
+The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock,
+a record lock beside a SQLite file, or only the in-process lock below for InMemory. Subgraph runs
+inherit their parent's lock. Next: ``checkpoint/base.py`` (what a saver stores).
 """
 
 from __future__ import annotations

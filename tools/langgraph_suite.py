@@ -67,6 +67,7 @@ FLATTENED = {
 }
 RENAMED = {
     "langgraph.pregel.main": "lgcheckpoint.pregel",
+    "langgraph.graph.message": "lgcheckpoint.messages",  # a stand-in until that module exists
     "langgraph.checkpoint.base.id": "lgcheckpoint.checkpoint.id",
 }
 # langgraph.cache.base/memory/sqlite and langgraph.managed map to lgcheckpoint.cache.* and

@@ -108,7 +108,7 @@ class StubModule(types.ModuleType):
         _, kind, path = self.__name__.split(".", 2)
         if f"{path}.{name}" in SHIMS:
             return SHIMS[f"{path}.{name}"]
-        if f"{path}.{name}" in ALIASES:
+        if f"{path}.{name}" in ALIASES and has_module(ALIASES[f"{path}.{name}"]):
             ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
             return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
         if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
@@ -149,8 +149,18 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 # value (a test's fixture resets LangGraph's "already warned" registry: ours has none)
 SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
-# public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
-ALIASES: dict[str, str] = {}
+# public LangGraph names we keep in another module (the swap-in gap is listed in README.md);
+# one whose module is not there yet is a stand-in like any missing name
+ALIASES: dict[str, str] = {f"langgraph.graph.{name}": "lgcheckpoint.messages"
+                           for name in ("MessagesState", "MessageGraph", "add_messages")}
+
+
+def has_module(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+        return True
+    except ImportError:
+        return False
 # No LangGraph-private name (a config key such as CONFIG_KEY_CHECKPOINTER, "__pregel_
 # checkpointer", or a private class such as _DeltaSnapshot) is ever translated to ours: a real
 # program would not get that translation, so a test that needs one counts as private.

@@ -1,9 +1,8 @@
 """AsyncPostgresSaver: ``PostgresSaver`` for asyncio — same statements (``sql.py``), with ``await``.
 
-Takes a psycopg ``AsyncConnection`` (guarded by an ``asyncio.Lock``) or an ``AsyncConnectionPool``;
-the thread guard's lock is taken as in ``PostgresSaver``. The sync verbs also work, from a thread
-other than the event loop's: they hand the coroutine to that loop and wait. Next:
-``checkpoint/serde/jsonplus.py`` (how values become bytes).
+Takes a psycopg ``AsyncConnection`` (guarded by an ``asyncio.Lock``) or an ``AsyncConnectionPool``.
+The sync verbs also work, from a thread other than the event loop's: they hand the coroutine to
+that loop and wait. Next: ``checkpoint/serde/jsonplus.py`` (how values become bytes).
 """
 
 from __future__ import annotations
