@@ -110,6 +110,14 @@ def has_module(name: str) -> bool:
         return False
 
 
+def has_name(module: object, name: str) -> bool:
+    """hasattr, for a module that refuses a name it lacks with ImportError (the messages one)."""
+    try:
+        return hasattr(module, name)
+    except ImportError:
+        return False
+
+
 def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
     """Decide an import: (module to import, kind, module a stand-in module looks names up in)."""
     if any(path == p or path.startswith(p + ".") for p in OUT_OF_SCOPE):
@@ -123,7 +131,7 @@ def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
         module = sys.modules[target]
         with warnings.catch_warnings():  # constants.Send: deprecated, but there
             warnings.simplefilter("ignore", DeprecationWarning)
-            missing = [n for n in names if n != "*" and not hasattr(module, n)]
+            missing = [n for n in names if n != "*" and not has_name(module, n)]
         if not missing:
             return target, "lgcheckpoint", None
         if all(n.startswith("_") for n in missing):

@@ -113,12 +113,12 @@ class StubModule(types.ModuleType):
             return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
         if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
             module = importlib.import_module(STUBS[self.__name__])
-            if hasattr(module, name):
+            if has_name(module, name):
                 return getattr(module, name)
         if kind != "out_of_scope":  # the same name elsewhere in lgcheckpoint: used, and reported
             for fallback in FALLBACKS:
                 module = importlib.import_module(fallback)
-                if hasattr(module, name):
+                if has_name(module, name):
                     ELSEWHERE.add(f"{path}.{name} -> {fallback}")
                     return getattr(module, name)
         if kind == "missing" and name.startswith("_"):  # a private name of a public module
@@ -159,6 +159,14 @@ def has_module(name: str) -> bool:
     try:
         importlib.import_module(name)
         return True
+    except ImportError:
+        return False
+
+
+def has_name(module: object, name: str) -> bool:
+    """hasattr, for a module that refuses a name it lacks with ImportError (the messages one)."""
+    try:
+        return hasattr(module, name)
     except ImportError:
         return False
 # No LangGraph-private name (a config key such as CONFIG_KEY_CHECKPOINTER, "__pregel_
