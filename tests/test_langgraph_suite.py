@@ -83,6 +83,8 @@ def test_messages_as_state_are_applicable_unless_the_test_drives_a_chat_model():
         "missing", "langchain messages as the state type (MessagesState, add_messages, "
         "MessageGraph)")
     assert tool.classify("f.py::t", missing, "FakeMessagesListChatModel")[0] == "out_of_scope"
+    private = "PrivateHelperError: langgraph.graph.message._messages_delta_reducer is private"
+    assert tool.classify("f.py::t", private)[0] == "private"
     source = ("def helper():\n    return FakeChatModel()\n\n"
               "def test_state_only(x: RunnableConfig):\n    MessagesState\n\n"
               "def test_with_a_model():\n    helper()\n\n"

@@ -185,8 +185,10 @@ RULES = [
                             r"|test_tracing_interops|test_runnable\.py|test_trace_policy"),
      "langchain tools / Runnables / callbacks / tracing"),
     # messages as the state type are in scope (the messages issue): a test failing for want of
-    # them is applicable, unless its own code (or a helper it calls) also drives a chat model, a
-    # tool or a Runnable, which stay out of scope
+    # them is applicable, unless it wants a private helper of the message module, or its own code
+    # (or a helper it calls) also drives a chat model, a tool or a Runnable (out of scope)
+    ("private", "msg", r"PrivateHelperError: langgraph\.graph\.message\._",
+     "LangGraph-private helper"),
     ("out_of_scope", "uses", BEYOND_MESSAGES,
      "langchain chat models / tools / Runnables (besides messages as state)"),
     ("missing", "msg", MESSAGES, "langchain messages as the state type (MessagesState, "
