@@ -308,6 +308,19 @@ def test_viewers_in_jupyterlab(lab):
     print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")
 
 
+# in the running JupyterLab (one page load for all chapters): close every tab, wait until no
+# notebook is left in the page, open the next one
+OPEN_ALONE = """
+async (path) => {
+  const app = window.jupyterapp;
+  await app.commands.execute("application:close-all");
+  while (document.querySelector(".jp-Notebook")) await new Promise((r) => setTimeout(r, 50));
+  const widget = await app.commands.execute("docmanager:open", {path});
+  await widget.context.ready;
+}
+"""
+
+
 def test_every_chapter_reads_well_in_jupyterlab(course_lab):
     from playwright.sync_api import sync_playwright
 
@@ -318,8 +331,11 @@ def test_every_chapter_reads_well_in_jupyterlab(course_lab):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 6400})
+            page.goto(f"{lab_url}/lab?reset&token={TOKEN}")
+            page.wait_for_function("() => window.jupyterapp", timeout=90000)
+            page.evaluate("async () => { await window.jupyterapp.restored; }")
             for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
-                page.goto(f"{lab_url}/lab/tree/{name}.ipynb?reset&token={TOKEN}")
+                page.evaluate(OPEN_ALONE, f"{name}.ipynb")
                 page.wait_for_selector(".jp-RenderedImage img", timeout=60000)
                 page.wait_for_timeout(1000)  # the rest of the images decode
                 page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
