@@ -16,8 +16,8 @@ WORKERS = 4
 # built once) except in these, whose tests take minutes each; the longest units start first, so
 # no worker is left with one at the end while the others idle
 ONE_UNIT_EACH = ("tests/test_browser.py",)
-START_FIRST = ("tests/test_browser.py", "tests/test_langgraph_suite.py",
-               "tests/test_studio_browser.py", "tests/test_cli_terminal.py")
+START_FIRST = ("tests/test_langgraph_suite.py", "tests/test_browser.py",
+               "tests/test_cli_terminal.py", "tests/test_studio_browser.py")
 
 POSTGRES_URI = os.environ.get(
     "LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -72,6 +72,7 @@ def pytest_cmdline_main(config):
         config.option.numprocesses = WORKERS
     if config.option.numprocesses and config.option.dist == "no":
         config.option.dist = "loadfile"  # a notebook's cells share one kernel: never split them
+        config.option.loadscopereorder = False  # keep START_FIRST first, not the biggest files
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -97,7 +98,8 @@ def pytest_collection_modifyitems(config, items):
     """On workers, START_FIRST first. --lesson 04 keeps the tests marked
     @pytest.mark.lesson("04_...") and nothing else."""
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: not item.nodeid.startswith(START_FIRST))
+        rank = {path: i for i, path in enumerate(START_FIRST)}
+        items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
     chapter = config.getoption("--lesson")
     if chapter is None:
         return
