@@ -16,8 +16,9 @@ WORKERS = 4
 # built once) except in these, whose tests take minutes each; the longest units start first, so
 # no worker is left with one at the end while the others idle
 ONE_UNIT_EACH = ("tests/test_browser.py",)
-START_FIRST = ("tests/test_langgraph_suite.py", "tests/test_browser.py",
-               "tests/test_cli_terminal.py", "tests/test_studio_browser.py")
+START_FIRST = ("tests/test_langgraph_suite.py", "tests/test_browser.py", "tests/test_wheel.py",
+               "tests/test_website.py", "tests/test_cli_terminal.py",
+               "tests/test_studio_browser.py")
 
 POSTGRES_URI = os.environ.get(
     "LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
