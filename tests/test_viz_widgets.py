@@ -140,7 +140,8 @@ def test_widgets_driven_from_python():
     assert "penwidth=4" in LineageGraph(run.app, run.config, selected="c3").dot
     player = SuperStepPlayer(run.app, run.config).widget()
     (_play, slider), frame = player.children[0].children, player.children[1]
-    slider.value = 1
+    assert (slider.min, slider.max, slider.value) == (1, 4, 4)  # 1-based, as the frame text
+    slider.value = 2
     assert "frame 2/4: c1 step 0 (loop)" in frame.value and "<svg" in frame.value
     table = ChannelVersionTable(run.saver, run.config).widget()
     toggle, out = table.children

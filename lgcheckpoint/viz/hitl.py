@@ -16,7 +16,8 @@ from typing import Any
 
 from lgcheckpoint.viz.history import short
 from lgcheckpoint.viz.lineage import LineageGraph
-from lgcheckpoint.viz.studio import Refused, Studio, command_factory_for, parse_answer
+from lgcheckpoint.viz.answers import Refused, command_factory_for, parse_answer
+from lgcheckpoint.viz.studio import Studio
 
 __all__ = ["HITLPanel", "command_factory_for", "parse_answer"]
 
