@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -160,25 +161,33 @@ def lab(request, tmp_path, executed_notebook, executed_chapters):
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    root, home = tmp_path / "root", tmp_path / "home"
+    root = tmp_path / "root"
     root.mkdir()
     shutil.copy(executed_notebook, root / "viewers.ipynb")
     for name in COURSE:  # the two that show viewers as freshly run, the rest as committed
         folder = executed_chapters if name in CHAPTERS else HERE.parent / "notebooks"
         shutil.copy(folder / f"{name}.ipynb", root / f"{name}.ipynb")
+    with running_lab(root, tmp_path / "home", request.param) as url:
+        yield url, request.param
+
+
+@contextmanager
+def running_lab(root: Path, home: Path, theme: str):
+    """JupyterLab on 127.0.0.1 serving ``root`` in ``theme``, with its own config/data/runtime
+    dirs under ``home``; yields its base URL (the token is TOKEN) and shuts it down after."""
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (settings / "themes.jupyterlab-settings").write_text(
-        json.dumps({"theme": THEMES[request.param]}))
+        json.dumps({"theme": THEMES[theme]}))
     env = dict(os.environ, **{name: str(home / name.lower()) for name in (
         "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
         "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")},
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     port = free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
+    log = open(home / "server.log", "w")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
@@ -196,10 +205,10 @@ def lab(request, tmp_path, executed_notebook, executed_chapters):
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    log_text = (tmp_path / "server.log").read_text()[-2000:]
+                    log_text = (home / "server.log").read_text()[-2000:]
                     pytest.fail(f"JupyterLab did not start: {log_text}")
                 time.sleep(0.2)
-        yield url, request.param
+        yield url
     finally:
         try:
             urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown?token={TOKEN}",
