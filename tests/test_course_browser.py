@@ -3,7 +3,7 @@ outputs cleared, then Restart & Run All.
 - Chapter 15: the studio widget must still be alive: a click on Step moves the thread, or says
   on its status line why it cannot (then the second click moves it); its tables fit or scroll.
 - Chapter 00: the 13-channel version table fits its output or scrolls (it was cut at 1,008 px).
-Screenshots: test-artifacts/course-{15-studio,00-table}-{light,dark}.png."""
+Screenshots: test-artifacts/course-{15-studio,00-table,00-exercise}-{light,dark}.png."""
 
 from __future__ import annotations
 
@@ -141,5 +141,10 @@ def test_chapter_00_version_table_fits_or_scrolls_after_restart_and_run_all(cour
             assert not [c for c in cells if c["text"].strip() == "right"], cells
             checks = [c["text"] for c in cells if "check" in c["tags"]]
             assert len(checks) == 2 and all(t.startswith("not yet") for t in checks), checks
+            solution = page.locator(".jp-MarkdownCell details").first  # closed, not run
+            solution.scroll_into_view_if_needed()
+            assert solution.get_attribute("open") is None
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(ARTIFACTS / f"course-00-exercise-{theme}.png"))
         finally:
             browser.close()
