@@ -109,6 +109,21 @@ class Node:
         return replace(self, **update)
 
     @property
+    def bound(self) -> Callable | None:
+        """The node's function (LangGraph's PregelNode.bound)."""
+        return self.func
+
+    def invoke(self, input: Any, config: dict | None = None, **kwargs: Any) -> Any:
+        """Run the node's function alone, outside a run (LangGraph's PregelNode.invoke): an
+        object with its own invoke (a prebuilt ToolNode) runs that; a function gets config=."""
+        if hasattr(self.func, "invoke"):
+            return self.func.invoke(input, config, **kwargs)
+        if other := [name for name in self.injects if name != "config"]:
+            raise TypeError(f"node '{self.name}' takes {other}, which only a run provides: "
+                            "invoke the graph instead")
+        return self.func(input, **({"config": config or {}} if self.injects else {}))
+
+    @property
     def subgraphs(self) -> list:
         """The graphs this node runs: its subgraph, or those its function calls (detect.py)."""
         if self.subgraph is not None:
