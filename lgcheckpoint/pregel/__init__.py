@@ -2,6 +2,8 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
+Mixed in from side trips: the async state methods (aio.py), clear_cache (caching.py), and a
+graph's questions about itself (introspect.py).
 Next: checkpoint/base.py.
 """
 
@@ -20,10 +22,12 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, delta, draw, introspect, live, state, update
+from lgcheckpoint.pregel import caching, delta, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.aio import AsyncState
+from lgcheckpoint.pregel.caching import CacheClearing
 from lgcheckpoint.pregel.detect import CompiledGraph
-from lgcheckpoint.pregel.draw import Graph
+from lgcheckpoint.pregel.introspect import Introspection
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
 from lgcheckpoint.pregel.builder import (
@@ -41,7 +45,7 @@ from lgcheckpoint.runtime import run_runtime
 from lgcheckpoint.types import (
     All, CachePolicy, GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task,
 )
-from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
@@ -78,7 +82,7 @@ class Run(NamedTuple):
                 yield (mode, payload) if many else payload
 
 
-class Pregel(CompiledGraph):
+class Pregel(AsyncState, CacheClearing, Introspection, CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -378,95 +382,6 @@ class Pregel(CompiledGraph):
     def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
         """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
         return update.bulk_update_state(self, config, supersteps)
-
-    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
-        return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
-
-    async def aget_state_history(self, config: dict, **kwargs: Any) -> AsyncIterator[StateSnapshot]:
-        for snap in await asyncio.to_thread(lambda: list(self.get_state_history(config, **kwargs))):
-            yield snap
-
-    async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
-                            task_id: str | None = None) -> dict:
-        return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
-
-    async def abulk_update_state(self, config: dict, supersteps: Any) -> dict:
-        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
-
-    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
-        """Forget the cached writes of these nodes (default: every node)."""
-        self._cache_for_clearing().clear(self._cache_namespaces(nodes))
-
-    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
-        await self._cache_for_clearing().aclear(self._cache_namespaces(nodes))
-
-    def _cache_for_clearing(self) -> BaseCache:
-        if self.cache is None:
-            raise ValueError("No cache is set for this graph. Cannot clear cache: "
-                             "compile(cache=InMemoryCache()) first")
-        return self.cache
-
-    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
-        return [caching.namespace(self.nodes[n]) for n in nodes or self.nodes if n in self.nodes]
-
-    # --- inspecting and drawing --------------------------------------------------------------
-    def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
-        """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
-        return draw.get_graph(self, config, xray=xray)
-
-    @property
-    def input_schema(self) -> Any:
-        """A low-level graph's input as a pydantic model (a StateGraph's: builder.input_schema)."""
-        return introspect.channels_model(self, self.input_channels, "Input")
-
-    @property
-    def output_schema(self) -> Any:
-        return introspect.channels_model(self, self.output_channels, "Output")
-
-    def get_input_jsonschema(self, config: dict | None = None) -> dict:
-        return introspect.input_jsonschema(self)
-
-    def get_output_jsonschema(self, config: dict | None = None) -> dict:
-        return introspect.output_jsonschema(self)
-
-    def get_context_jsonschema(self) -> dict | None:
-        return introspect.context_jsonschema(self)
-
-    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
-        """Deprecated (LangGraph 1.0): a pydantic model, the context schema as "configurable"."""
-        warn_deprecated("`config_schema` is deprecated. Use `get_context_jsonschema` for the "
-                        "relevant schema instead.", LangGraphDeprecatedSinceV10)
-        refuse_unimplemented("config_schema", {"include": include})
-        return introspect.config_model(self)
-
-    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict:
-        """Deprecated (LangGraph 1.0): config_schema() as JSON Schema."""
-        warn_deprecated("`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` "
-                        "instead.", LangGraphDeprecatedSinceV10)
-        refuse_unimplemented("get_config_jsonschema", {"include": include})
-        return introspect.config_model(self).model_json_schema()
-
-    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
-                      ) -> Iterator[tuple[str, Pregel]]:
-        """(namespace, graph) for each node that runs a graph (introspect.py)."""
-        return introspect.subgraphs(self, namespace, recurse)
-
-    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
-                             ) -> AsyncIterator[tuple[str, Pregel]]:
-        for found in introspect.subgraphs(self, namespace, recurse):
-            yield found
-
-    def copy(self, update: dict | None = None) -> Pregel:
-        return introspect.copy(self, update)
-
-    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
-        return introspect.with_config(self, config, **kwargs)
-
-    def batch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
-        return introspect.batch(self, inputs, config, **kwargs)
-
-    async def abatch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
-        return await introspect.abatch(self, inputs, config, **kwargs)
 
 
 def run_config(config: dict | None) -> dict:
