@@ -29,7 +29,7 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_id,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.sqlite import housekeeping, history, sql
+from lgcheckpoint.checkpoint.sqlite import housekeeping, history, pages, sql
 from lgcheckpoint.checkpoint.sqlite.explain import explain
 from lgcheckpoint.checkpoint.sqlite.sql import Query
 
@@ -107,12 +107,12 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         (see ``sql.list_keys``); the lock is never held while the caller works."""
         with self._locked():
             keys = self._fetch(sql.list_keys(config, filter, before, limit))
-        for query in sql.list_pages(keys):
+        for query in pages.list_pages(keys):
             with self._locked():
                 rows = self._fetch(query)
-                found = [write for q in sql.select_page_writes(rows, self.has_task_path)
+                found = [write for q in pages.select_page_writes(rows, self.has_task_path)
                          for write in self._fetch(q)]
-            writes = sql.writes_by_checkpoint(found)
+            writes = pages.writes_by_checkpoint(found)
             for row in rows:
                 yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
 

@@ -2,7 +2,7 @@
 
 ``metadata`` is stored as JSON text; a key becomes a JSON path when SQLite can spell it, else a
 ``json_each`` lookup, and a value compares the way Python (and LangGraph) compares it: True == 1,
-a list with a list. End of the side trip from checkpoint/sqlite/sql.py.
+a list with a list. Next: checkpoint/sqlite/pages.py (list() a page at a time).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ so a file written by either library opens in the other:
 
 ``type`` + blob is the serializer's ``(type tag, bytes)`` pair; ``metadata`` is UTF-8 JSON text.
 Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters
-(how a metadata filter becomes SQL: filters.py).
+(how a metadata filter becomes SQL: filters.py; how list() pages its rows: pages.py).
 The core reading path ends here (docs/reading-path.md).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import operator
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
@@ -143,33 +143,6 @@ def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
 
 _TASK_PATH = operator.itemgetter(4)  # of a write: a select_writes row (page rows minus their key)
 
-# a page of list(): the writes of all its checkpoints of one (thread, namespace) in one SELECT,
-# the ids bound as one JSON array; each checkpoint's writes again in (task_id, idx) order
-PAGE_WRITES = ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, "
-               "{path} FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-               "AND checkpoint_id IN (SELECT value FROM json_each(?)) "
-               "ORDER BY checkpoint_id, task_id, idx")
-PAGE_WRITES_SQL = {True: PAGE_WRITES.format(path="task_path"),
-                   False: PAGE_WRITES.format(path="''")}
-
-
-def select_page_writes(rows: list[CheckpointRow], has_task_path: bool = True) -> list[Query]:
-    """The pending writes of a page of checkpoints: one SELECT per (thread, namespace) in it."""
-    ids: dict[tuple[str, str], list[str]] = {}
-    for thread_id, ns, checkpoint_id, *_ in rows:
-        ids.setdefault((thread_id, ns), []).append(checkpoint_id)
-    return [Query(PAGE_WRITES_SQL[has_task_path], (thread_id, ns, json.dumps(checkpoint_ids)))
-            for (thread_id, ns), checkpoint_ids in ids.items()]
-
-
-def writes_by_checkpoint(found: list[Sequence[Any]]) -> dict[tuple[str, str, str], list[Any]]:
-    """Rows of select_page_writes split by checkpoint (a row's first three columns), in order."""
-    by_checkpoint: dict[tuple[str, str, str], list[Any]] = {}
-    for thread_id, ns, checkpoint_id, *write in found:
-        by_checkpoint.setdefault((thread_id, ns, checkpoint_id), []).append(write)
-    return by_checkpoint
-
-
 Condition = tuple[str, list[Any]]  # (SQL with ? placeholders, the values they bind)
 
 
@@ -189,12 +162,7 @@ def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None
     return conditions
 
 
-# list() in two phases: one SELECT reads the keys of every match in list order (keys only: one
-# sort, however many threads match), then the rows PAGE_SIZE keys at a time, the lock taken per
-# page. Memory holds the keys and one page; a key deleted meanwhile is skipped. (Paging "after the
-# last row seen" sorted every match again for each page: quadratic for a listing across threads.)
-# Postgres reads its first page directly, to spare a round trip; here a statement costs
-# microseconds and a second scan of every match would cost more.
+# list() reads these keys first, then their rows a page at a time (pages.py)
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"  # ids can tie
 
 
@@ -207,16 +175,6 @@ def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
     query = f"SELECT {KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
     params = [value for _, values in conditions for value in values]
     return Query(query, params) if limit is None else Query(query + " LIMIT ?", params + [limit])
-
-
-def list_pages(keys: list[tuple[str, str, str]]) -> Iterator[Query]:
-    """The rows of PAGE_SIZE keys at a time, each page in list() order (a join on the keys is
-    one primary-key lookup a key; `(key) IN (VALUES ...)` would scan the table)."""
-    for start in range(0, len(keys), PAGE_SIZE):
-        page = keys[start:start + PAGE_SIZE]
-        yield Query(f"WITH page({KEY}) AS (VALUES " + ", ".join(["(?, ?, ?)"] * len(page))
-                    + f") SELECT {COLUMNS} FROM page JOIN checkpoints USING ({KEY}){LIST_ORDER}",
-                    [value for key in page for value in key])
 
 
 def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Sequence[Any]],
