@@ -5,11 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lgcheckpoint.cli import main
 
 FIXTURE = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "langgraph_support.sqlite"
 
 
+@pytest.mark.lesson("00_tour")
 def test_tour_runs_resumes_and_writes_a_report(tmp_path, capsys):
     db, report = tmp_path / "tour.sqlite", tmp_path / "tour.html"
     assert main(["tour", "--db", str(db), "--html", str(report)]) == 0

@@ -71,6 +71,7 @@ def trip(request, sqlite_path):
         yield rt, build_trip(rt, saver)
 
 
+@pytest.mark.lesson("15_studio")
 def test_a_studio_session_writes_what_the_same_calls_on_the_graph_write(trip):
     rt, graph = trip
     mine, theirs = ({"configurable": {"thread_id": t}} for t in ("studio", "direct"))
@@ -124,6 +125,7 @@ def test_a_studio_session_writes_what_the_same_calls_on_the_graph_write(trip):
     assert len(load_history(graph, mine)) == len(load_history(graph, theirs)) > 10
 
 
+@pytest.mark.lesson("15_studio")
 def test_stale_and_pointless_actions_are_refused_and_write_nothing(trip):
     rt, graph = trip
     config = {"configurable": {"thread_id": "stale"}}
