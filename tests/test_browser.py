@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -176,10 +177,18 @@ def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    root, home = tmp_path / "root", tmp_path / "home"
+    root = tmp_path / "root"
     root.mkdir()
     for name, path in notebooks.items():
         shutil.copy(path, root / f"{name}.ipynb")
+    with running_lab(root, tmp_path / "home", theme, *options) as url:
+        yield url, theme
+
+
+@contextmanager
+def running_lab(root: Path, home: Path, theme: str, *options: str):
+    """JupyterLab on 127.0.0.1 serving ``root`` in ``theme``, with its own config/data/runtime
+    dirs under ``home``; yields its base URL (the token is TOKEN) and shuts it down after."""
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
@@ -192,7 +201,7 @@ def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     port = free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
+    log = open(home / "server.log", "w")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
@@ -210,10 +219,10 @@ def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    log_text = (tmp_path / "server.log").read_text()[-2000:]
+                    log_text = (home / "server.log").read_text()[-2000:]
                     pytest.fail(f"JupyterLab did not start: {log_text}")
                 time.sleep(0.2)
-        yield url, theme
+        yield url
     finally:
         try:
             urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown?token={TOKEN}",
