@@ -12,7 +12,7 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
 from lgcheckpoint.response_schema import is_invalid_resume, mark_invalid_resume  # noqa: F401
-from lgcheckpoint.types import GraphInterrupt, Interrupt  # noqa: F401  (interrupt() raises it)
+from lgcheckpoint.types import GraphBubbleUp, GraphInterrupt, Interrupt  # noqa: F401
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 
@@ -33,7 +33,16 @@ class NodeInterrupt(GraphInterrupt):
         super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
 
 
-class ParentCommand(Exception):
+class GraphDrained(GraphBubbleUp):
+    """The run stopped between two steps because RunControl.request_drain() was called: the
+    last step is saved, and invoking the graph again with None on that thread resumes it."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
+
+
+class ParentCommand(GraphBubbleUp):
     """Carries a ``Command(graph=Command.PARENT)`` out of a subgraph to its parent."""
 
     def __init__(self, command):

@@ -11,7 +11,10 @@ import pickle
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
+from typing import (
+    Any, Callable, ClassVar, Generic, Literal, NamedTuple, Protocol, Sequence, TypeVar,
+    runtime_checkable,
+)
 
 from xxhash import xxh3_128_hexdigest
 
@@ -316,7 +319,12 @@ class StateSnapshot(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
 
 
-class GraphInterrupt(Exception):
+class GraphBubbleUp(Exception):
+    """Control flow raised through nodes up to the run (an interrupt, a drain, a Command to a
+    parent graph): never retried, never saved as the node's error."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """What interrupt() raises: it carries the Interrupts out of the node to the loop, which
     stops the run; callers see them as ``__interrupt__``."""
 
@@ -355,3 +363,17 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     asked = Interrupt(value, interrupt_id(pad.ns, len(pad.resume)),
                       response_schema=shown(response_schema, adapter))
     raise GraphInterrupt((asked,))
+
+
+
+@runtime_checkable
+class PregelExecutableTask(Protocol):
+    """What every task the loop runs has (LangGraph's name; ours is pregel/algo.py's Task)."""
+
+    id: str
+    name: str
+    path: tuple  # where it comes from: (PULL, node), a Send, a @task call
+    input: Any
+    config: dict
+    triggers: Sequence[str]
+    writes: list  # what it wrote, as (channel, value)

@@ -9,7 +9,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any
 
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
 from lgcheckpoint.pregel.algo import key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
@@ -152,3 +152,19 @@ def print_chunk(ns: tuple, mode: str, payload: Any, subgraphs: bool) -> None:
     """debug=True / print_mode=: one line per chunk, "[mode] payload" ("[graph=ns]" inside)."""
     where = [f"[graph={ns}]"] if subgraphs and ns else []
     print(" ".join([f"[{mode}]", *where, repr(payload)]))
+
+
+def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
+    """stream(version="v2"): each chunk as a typed dict {"type", "ns", "data"}; a values chunk
+    carries its interrupts apart, and its data (like a checkpoint's values) as the schema's type."""
+    if mode == "values":
+        interrupts = payload.pop(INTERRUPT, ()) if isinstance(payload, dict) else ()
+        data = graph.typed_output(payload) if isinstance(payload, dict) else payload
+        return {"type": mode, "ns": ns, "data": data, "interrupts": interrupts}
+    if mode in ("checkpoints", "debug"):
+        # a debug event wraps the checkpoint payload; the first one (next: __start__) stays a dict
+        inner = payload.get("payload") if payload.get("type") == "checkpoint" else payload
+        if isinstance(inner, dict) and isinstance(inner.get("values"), dict) and (
+                START not in inner.get("next", ())):
+            inner["values"] = graph.typed_state(inner["values"])
+    return {"type": mode, "ns": ns, "data": payload}
