@@ -30,7 +30,9 @@ from lgcheckpoint.checkpoint.base import (
     RunnableConfig,
 )
 from lgcheckpoint.checkpoint.locks import close_locks
-from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, cursor_of, sql
+from lgcheckpoint.checkpoint.postgres import (
+    ShallowPostgresSaver, _explain_errors, check_usable, cursor_of, sql,
+)
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 
@@ -202,4 +204,10 @@ async def _borrow(conn: AsyncConn) -> AsyncIterator[AsyncConnection]:
         yield conn
 
 
-__all__ = ["AsyncPostgresSaver"]
+class AsyncShallowPostgresSaver(ShallowPostgresSaver):
+    """Refused: use AsyncPostgresSaver with durability="exit" (postgres/__init__.py says why)."""
+
+    instead = "AsyncPostgresSaver"
+
+
+__all__ = ["AsyncPostgresSaver", "AsyncShallowPostgresSaver"]
