@@ -44,7 +44,7 @@ def locate(graph: Any, config: dict, update: bool = False) -> tuple[Any, dict, A
         if (sub := declared_subgraph(graph, ns)) is not None:
             graph, conf = sub, {**conf, CHECKPOINTER: saver}  # the parent's saver wins
         elif update:
-            raise ValueError(f"Subgraph {stable_ns(ns)!r} of namespace {ns!r} not found: "
+            raise ValueError(f"Subgraph {stable_ns(ns)} not found (namespace {ns!r}): "
                              "update_state reaches only a subgraph a node declares or calls "
                              "visibly (see get_subgraphs())")
     conf = own_namespace(graph, conf)  # checkpointer=True: its one history per thread

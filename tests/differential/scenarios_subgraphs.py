@@ -5,6 +5,10 @@ thread inside a node), ``__copy__`` forks and ``bulk_update_state``. Same contra
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from typing_extensions import TypedDict
+
 from tests.differential.harness import Run, registry
 from tests.differential.scenarios_interrupts import checkpoint_at_step, child_graph
 from tests.differential.scenarios_loop import Trail, thread, visit
@@ -454,3 +458,61 @@ def subgraph_with_its_own_saver_in_a_parent_without_one(lib: Run):
     g.add_edge(lib.START, "call")
     lib.invoke(g.compile(), {"trail": []}, thread())
     lib.note("in the subgraph's own saver", len(list(own.list(None))))
+
+
+def extend(state: list, writes: list) -> list:
+    """A DeltaChannel reducer: every write is a list of items, appended in order."""
+    return [*state, *(item for write in writes for item in write)]
+
+
+def delta_trail(lib: Run):
+    # the call form: this module's annotations are strings, which could not see `lib`
+    return TypedDict("DeltaTrail", {  # type: ignore[operator]
+        "trail": Annotated[list, lib.DeltaChannel(extend, snapshot_frequency=2)]}, total=False)
+
+
+def read_across_channel_types(lib: Run, parent_schema, sub_schema):
+    """An undeclared subgraph whose `trail` channel is of another kind than its caller's (as
+    deepagents: a DeltaChannel parent, plain subagents), read through the caller's channels."""
+    sub = lib.StateGraph(sub_schema)
+    sub.add_node("work", lambda state: {"trail": ["work"]})
+    sub.add_node("more", lambda state: {"trail": ["more"]})
+    sub.add_edge(lib.START, "work")
+    sub.add_edge("work", "more")
+    graphs = {"researcher": sub.compile()}
+
+    def tools(state: dict) -> dict:
+        graphs["researcher"].invoke({"trail": ["research"]})
+        return {"trail": ["tool done"]}
+
+    g = lib.StateGraph(parent_schema)
+    g.add_node("tools", tools)
+    g.add_edge(lib.START, "tools")
+    graph = g.compile(checkpointer=lib.saver())
+    chunks = lib.stream(graph, {"trail": ["go"]}, thread(), subgraphs=True)
+    sub_cfg = thread(checkpoint_ns=first_namespace(chunks))
+    lib.get_state(graph, sub_cfg)
+    lib.history(graph, sub_cfg)
+    lib.update_state(graph, sub_cfg, {"trail": ["edit"]})
+
+
+@scenario
+def undeclared_subgraph_read_by_a_delta_channel_parent(lib: Run):
+    read_across_channel_types(lib, delta_trail(lib), Trail)
+
+
+@scenario
+def undeclared_delta_channel_subgraph_read_by_a_plain_parent(lib: Run):
+    read_across_channel_types(lib, Trail, delta_trail(lib))
+
+
+@scenario
+def undeclared_namespace_under_a_declared_subgraph(lib: Run):
+    """"child|inner" names a plain node inside a declared subgraph: a read uses the root
+    graph's channels, an update is refused (the root's own node of that name is not it)."""
+    graph = parent(lib, child(lib, None, ask=True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    nested = thread(checkpoint_ns="child:a|inner:b")
+    lib.get_state(graph, nested)
+    lib.update_state(graph, nested, {"trail": ["edit"]})
