@@ -158,9 +158,10 @@ def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
     """stream(version="v2"): each chunk as a typed dict {"type", "ns", "data"}; a values chunk
     carries its interrupts apart, and its data (like a checkpoint's values) as the schema's type."""
     if mode == "values":
-        interrupts = payload.pop(INTERRUPT, ()) if isinstance(payload, dict) else ()
-        data = graph.typed_output(payload) if isinstance(payload, dict) else payload
-        return {"type": mode, "ns": ns, "data": data, "interrupts": interrupts}
+        if not isinstance(payload, dict):
+            return {"type": mode, "ns": ns, "data": payload, "interrupts": ()}
+        data = graph.typed_output({k: v for k, v in payload.items() if k != INTERRUPT})
+        return {"type": mode, "ns": ns, "data": data, "interrupts": payload.get(INTERRUPT, ())}
     if mode in ("checkpoints", "debug"):
         # a debug event wraps the checkpoint payload; the first one (next: __start__) stays a dict
         inner = payload.get("payload") if payload.get("type") == "checkpoint" else payload
