@@ -155,8 +155,7 @@ def print_chunk(ns: tuple, mode: str, payload: Any, subgraphs: bool) -> None:
 
 
 def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
-    """stream(version="v2"): each chunk as a typed dict {"type", "ns", "data"}; a values chunk
-    carries its interrupts apart, and its data (like a checkpoint's values) as the schema's type."""
+    """version="v2": a chunk as {"type", "ns", "data"}; values typed, their interrupts apart."""
     if mode == "values":
         if not isinstance(payload, dict):
             return {"type": mode, "ns": ns, "data": payload, "interrupts": ()}
@@ -165,7 +164,6 @@ def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
     if mode in ("checkpoints", "debug"):
         # a debug event wraps the checkpoint payload; the first one (next: __start__) stays a dict
         inner = payload.get("payload") if payload.get("type") == "checkpoint" else payload
-        if isinstance(inner, dict) and isinstance(inner.get("values"), dict) and (
-                START not in inner.get("next", ())):
+        if isinstance((inner or {}).get("values"), dict) and START not in inner.get("next", ()):
             inner["values"] = graph.typed_state(inner["values"])
     return {"type": mode, "ns": ns, "data": payload}
