@@ -40,3 +40,17 @@ def __getattr__(name: str):
 
 __all__ = ["StateGraph", "START", "END", "Command", "Interrupt", "Overwrite", "RetryPolicy",
            "Send", "StateSnapshot", "interrupt", "InMemorySaver"]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext lgcheckpoint``: this kernel's ``langgraph`` imports come from lgcheckpoint."""
+    from lgcheckpoint.swap import install
+
+    print(install())
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext lgcheckpoint``: ``langgraph`` imports find LangGraph again."""
+    from lgcheckpoint.swap import uninstall
+
+    uninstall()

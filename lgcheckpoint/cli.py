@@ -28,6 +28,10 @@ THREADS_LISTED = 20  # thread ids named in the "threads:" line
 LINES_PER_HISTORY = 200  # newest checkpoints printed per namespace (--all prints every one)
 NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
 FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
+# what the plain install lacks, by the extra that brings it (a Postgres URI needs the driver)
+EXTRA_OF = {"psycopg": "postgres", "psycopg_pool": "postgres", "aiosqlite": "sqlite",
+            "ipywidgets": "viz", "anywidget": "viz", "voila": "studio", "nbformat": "studio",
+            "jupyterlab": "all"}
 
 
 class CliError(Exception):
@@ -51,12 +55,28 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("--all", action="store_true",
                          help=f"print every checkpoint (default: the newest {LINES_PER_HISTORY} "
                               "of each namespace)")
+    run = commands.add_parser("run", help="run a LangGraph program unchanged on lgcheckpoint")
+    run.add_argument("--inspect", action="store_true",
+                     help="afterwards, print the checkpoints of every saver the program left")
+    run.add_argument("script", help="a Python file that imports langgraph")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
 
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
+    course = commands.add_parser("course", help="copy the course into a folder and open JupyterLab")
+    course.add_argument("dir", nargs="?", default="lgcheckpoint-course",
+                        help="folder for the notebooks (default: ./lgcheckpoint-course)")
+    course.add_argument("--no-lab", action="store_true", help="only copy; do not start JupyterLab")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_program(args.script, args.args, args.inspect)
     if args.command == "studio":
-        return studio_app.main(args)
+        try:
+            return studio_app.main(args)
+        except ModuleNotFoundError as err:  # the studio page needs its extra
+            return missing_extra(err)
+    if args.command == "course":
+        return open_course(args.dir, lab=not args.no_lab)
     try:
         check_report_path(args.html)
         with ExitStack() as stack:
@@ -73,7 +93,117 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as err:  # a Postgres URI needs the driver
+        return missing_extra(err)
     return 0
+
+
+def missing_extra(err: ModuleNotFoundError) -> int:
+    """A package of an extra is missing: name the extra in one line, not a traceback."""
+    extra = EXTRA_OF.get((err.name or "").partition(".")[0])
+    if extra is None:  # not an extra's package: a real bug, shown as one
+        raise err
+    print(f"lgcheckpoint: this needs {err.name}: pip install \"lgcheckpoint[{extra}]\"",
+          file=sys.stderr)
+    return 2
+
+
+def open_course(folder: str, lab: bool) -> int:
+    """Copy the course into ``folder`` and replace this process with JupyterLab on chapter 00."""
+    import importlib.util
+
+    from lgcheckpoint.course import FIRST_CHAPTER, CourseNotCopied, copy_course
+
+    if lab and importlib.util.find_spec("jupyterlab") is None:  # say so before copying anything
+        print("lgcheckpoint: JupyterLab is not installed: pip install \"lgcheckpoint[all]\" "
+              "(or copy only, with --no-lab)", file=sys.stderr)
+        return 2
+    try:
+        copied = copy_course(folder)
+    except CourseNotCopied as err:
+        print(f"lgcheckpoint: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a folder we may not write, a full disk
+        print(f"lgcheckpoint: cannot copy the course into {folder}: {err.strerror or err}",
+              file=sys.stderr)
+        return 2
+    say(f"course in {folder}: {len(copied)} files copied" if copied
+        else f"course in {folder}: already there, nothing copied")
+    if lab:
+        os.chdir(folder)
+        os.execv(sys.executable, [sys.executable, "-m", "jupyterlab", FIRST_CHAPTER])
+    return 0
+
+
+def run_program(script: str, args: list[str], inspect: bool = False) -> int:
+    """Run ``script`` as ``__main__`` with every ``langgraph`` import served by lgcheckpoint."""
+    import runpy
+
+    from lgcheckpoint import swap
+
+    if not Path(script).is_file():
+        print(f"lgcheckpoint: no such file: {script} (give the Python file to run)",
+              file=sys.stderr)
+        return 2
+    swap.install()
+    sys.argv = [script, *args]  # what the program sees, as under `python script args`
+    sys.path[0] = str(Path(script).resolve().parent)  # its own folder, as `python script` has
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:  # also after an error: where it stopped is what a learner wants to see
+        if inspect:
+            inspect_savers()
+    return 0
+
+
+def inspect_savers() -> None:
+    """``run --inspect``: each saver still alive, printed as ``inspect`` prints a database.
+
+    Its checkpoints and writes are copied into an in-memory SQLite saver that stores them as
+    LangGraph's SqliteSaver does; ``print_history`` reads that copy (no foreign types built)."""
+    import gc
+    from itertools import groupby
+
+    from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+    from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+    savers = [obj for obj in gc.get_objects() if isinstance(obj, BaseCheckpointSaver)]
+    say(f"\nlgcheckpoint run --inspect: {len(savers)} checkpoint saver(s) left by the program")
+    for saver in savers:
+        tuples = read_all(saver)
+        if isinstance(tuples, str):
+            say(f"{type(saver).__name__}: cannot be read after the run ({tuples})")
+            continue
+        copy = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False),
+                           serde=JsonPlusSerializer(inspect=True))
+        for saved in tuples:
+            where = {**saved.config["configurable"], **(saved.parent_config or {}).get(
+                "configurable", {"checkpoint_id": None})}
+            if where["checkpoint_id"] is None:  # the first checkpoint of a namespace
+                del where["checkpoint_id"]
+            stored = copy.put({"configurable": where}, saved.checkpoint, saved.metadata,
+                              saved.checkpoint["channel_versions"])
+            for task_id, writes in groupby(saved.pending_writes or [], key=lambda w: w[0]):
+                copy.put_writes(stored, [(channel, value) for _, channel, value in writes],
+                                task_id)
+        threads = sorted({str(saved.config["configurable"]["thread_id"]) for saved in tuples})
+        say(f"{type(saver).__name__}: {len(tuples)} checkpoints, threads: "
+            f"{', '.join(plain(t) for t in threads)}")
+        for thread in threads:
+            print_history(copy, {"configurable": {"thread_id": thread}})
+
+
+def read_all(saver: Any) -> list | str:
+    """Every checkpoint of a saver, or why it cannot be read (its connection or loop closed)."""
+    import warnings
+
+    with warnings.catch_warnings():  # an async saver's dead loop leaves a coroutine unawaited
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            return list(saver.list(None))
+        except Exception as err:  # noqa: BLE001 - any failure: say it, go on to the next saver
+            return one_line(err)
 
 
 def one_line(err: BaseException) -> str:

@@ -12,7 +12,9 @@ from lgcheckpoint.checkpoint.errors import (  # noqa: F401
     SaverNotSetUpError, StoreUnavailableError, SyncCallOnEventLoopError, UnsafeTypeError,
 )
 from lgcheckpoint.response_schema import is_invalid_resume, mark_invalid_resume  # noqa: F401
-from lgcheckpoint.types import GraphBubbleUp, GraphInterrupt, Interrupt  # noqa: F401
+from lgcheckpoint.types import (  # noqa: F401  (interrupt() raises GraphInterrupt)
+    GraphBubbleUp, GraphInterrupt, Interrupt,
+)
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Generic, TypeVar
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from lgcheckpoint.constants import CHECKPOINT_ID, CONF, PREVIOUS, RUNTIME, WRITER
 from lgcheckpoint.types import current_task
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel.timeouts import AttemptClock
 
 __all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "get_runtime"]
 
@@ -115,6 +119,29 @@ def run_runtime(config: dict, context_schema: Any, context: Any, control: Any = 
     return parent.merge(own)
 
 
+# the open timed attempts (pregel/timeouts.py) this code runs inside, innermost last: a subgraph
+# or a @task call started by a timed node runs in a copy of its context, so its output is that
+# node's progress
+open_clocks: ContextVar[tuple[AttemptClock, ...]] = ContextVar("open_clocks", default=())
+
+
+def timed_runtime(runtime: Runtime) -> Runtime:
+    """A node's Runtime inside timed attempts: heartbeat() is the innermost one's progress,
+    custom stream output everyone's (and is dropped once one of them timed out)."""
+    clocks = open_clocks.get()
+    if not clocks:
+        return runtime
+    writer = runtime.stream_writer
+
+    def write(chunk: Any) -> None:
+        if all(clock.open for clock in clocks):
+            for clock in clocks:
+                clock.progress()
+            writer(chunk)
+
+    return replace(runtime, heartbeat=clocks[-1].heartbeat, stream_writer=write)
+
+
 def task_runtime(task: Any) -> Runtime:
     """The Runtime a task sees: the run's, plus previous and where the task runs."""
     conf = task.config[CONF]
@@ -126,8 +153,6 @@ def task_runtime(task: Any) -> Runtime:
     info = ExecutionInfo(conf.get(CHECKPOINT_ID) or "", task.ns, task.id, conf.get("thread_id"),
                          task.config.get("run_id"), task.attempt, task.first_attempt_time)
     writer = conf.get(WRITER) or base.stream_writer
-    from lgcheckpoint.pregel.timeouts import timed_runtime  # here: pregel imports this module
-
     return timed_runtime(replace(base, previous=previous, execution_info=info,
                                  stream_writer=writer))
 

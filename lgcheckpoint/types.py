@@ -18,7 +18,9 @@ from typing import (
 
 from xxhash import xxh3_128_hexdigest
 
-from lgcheckpoint.checkpoint.base import INTERRUPT, NS_SEP, RESUME, RunnableConfig
+from lgcheckpoint.checkpoint.base import (
+    INTERRUPT, NS_SEP, RESUME, BaseCheckpointSaver, RunnableConfig,
+)
 from lgcheckpoint.response_schema import checked, shown, validator
 from lgcheckpoint.warnings import (
     LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11, warn_deprecated,
@@ -27,6 +29,10 @@ from lgcheckpoint.warnings import (
 All = Literal["*"]
 Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "custom", "messages"]
+StreamWriter = Callable[[Any], None]  # a node's `writer` parameter: emits one "custom" chunk
+# compile(checkpointer=...): a saver; None: a subgraph inherits its parent's; True: a subgraph
+# keeps its own history in the parent's saver; False: no checkpoints at all
+Checkpointer = BaseCheckpointSaver | bool | None
 
 
 class Send:
@@ -320,8 +326,8 @@ class StateSnapshot(NamedTuple):
 
 
 class GraphBubbleUp(Exception):
-    """Control flow raised through nodes up to the run (an interrupt, a drain, a Command to a
-    parent graph): never retried, never saved as the node's error."""
+    """Base of what a task raises to carry something up to the loop, never a failure: an
+    interrupt, a drain, a Command for the parent graph. Code that catches errors re-raises it."""
 
 
 class GraphInterrupt(GraphBubbleUp):

@@ -33,11 +33,14 @@ LAYERS = [
     ("engine", ["pregel"]),
     # how users build graphs, and the helpers a running node calls (config reads the runner's task)
     ("front", ["graph", "func", "config"]),
+    # chat messages and the prebuilt tools (the messages extra): built on the front, never below
+    ("chat", ["messages", "prebuilt"]),
     # the viewers: they read saver.list() and get_state() (and the engine's rules, to explain a
     # step); nothing below imports them, so the runtime never needs a viewer's packages
     ("viewers", ["viz"]),
     # the package's front door and the tools around it
-    ("tools", ["__init__", "__main__", "cli", "tour", "course", "course_pictures", "demos"]),
+    ("tools", ["__init__", "__main__", "cli", "swap", "tour", "course", "course_pictures",
+               "demos"]),
 ]
 
 

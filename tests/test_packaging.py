@@ -1,4 +1,4 @@
-"""Every third-party import is declared where it is used: the core needs only two dependencies."""
+"""Every third-party import is declared where it is used (the built wheel: test_wheel.py)."""
 
 import ast
 import sys
@@ -16,6 +16,8 @@ OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
     "checkpoint/postgres": "postgres",
     "checkpoint/sqlite/aio.py": "sqlite",
     "course_pictures.py": "viz",  # the course's matplotlib pictures
+    "messages.py": "messages",  # chat messages, on langchain-core
+    "prebuilt": "messages",  # ToolNode, create_react_agent: on the same extra
 }
 
 
@@ -64,6 +66,16 @@ def test_the_package_never_imports_langgraph():
     users = [
         p.relative_to(ROOT).as_posix()
         for p in PKG.rglob("*.py")
-        if {"langgraph", "langchain_core"} & third_party_imports(p, top_level_only=False)
+        if "langgraph" in third_party_imports(p, top_level_only=False)
     ]
     assert not users, f"LangGraph is a test dependency only; imported by {users}"
+
+
+def test_only_the_messages_extra_imports_langchain():
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for p in PKG.rglob("*.py")
+        if "langchain_core" in third_party_imports(p, top_level_only=False)
+        and part_of(p) != "messages"
+    ]
+    assert not users, f"langchain-core is the optional [messages] extra; imported by {users}"

@@ -468,8 +468,8 @@ def test_a_namespace_by_names_drops_task_ids_and_numeric_parts():
 
 # --- the state view (pregel/view.py): reads of the whole state as one dict copy -------------------
 from lgcheckpoint.channels import EphemeralValue, LastValue, Topic  # noqa: E402
-from lgcheckpoint.pregel.algo import InputWrites, apply_writes, read_state  # noqa: E402
-from lgcheckpoint.pregel.view import StateView  # noqa: E402
+from lgcheckpoint.pregel.algo import InputWrites, apply_writes  # noqa: E402
+from lgcheckpoint.pregel.view import StateView, read_state  # noqa: E402
 
 
 def view_channels() -> dict:

@@ -131,32 +131,42 @@ def test_delta_snapshot_extension_matches_langgraph():
     assert OURS.loads_typed(theirs) == DeltaSnapshot({"k": [1, 2]})
 
 
-# --- LangChain messages: encoded as pydantic models, built only when allowed ---------------
+# --- LangChain messages: encoded as pydantic models; LangGraph's safe list built by default ----
 
 
 MESSAGES = [HumanMessage(content="hi", id="1"), AIMessage(content="yo", id="2", tool_calls=[])]
+
+
+class UnlistedMessage(HumanMessage):
+    """A message class that LangGraph's safe list does not name (a user's own subclass)."""
+
+
+UNLISTED = [UnlistedMessage(content="hi", id="1")]
 
 
 def test_langchain_messages_same_bytes_and_built_only_when_allowed():
     default = JsonPlusSerializer()
     blob = THEIRS.dumps_typed(MESSAGES)
     assert default.dumps_typed(MESSAGES) == blob
-    with pytest.raises(UnsafeTypeError, match=r"langchain_core\.messages\.human\.HumanMessage"):
-        default.loads_typed(blob)
+    assert default.loads_typed(blob) == MESSAGES  # on LangGraph's safe list, as in LangGraph
+    unlisted = THEIRS.dumps_typed(UNLISTED)
+    assert default.dumps_typed(UNLISTED) == unlisted
+    with pytest.raises(UnsafeTypeError, match=r"tests\.test_serde\.UnlistedMessage"):
+        default.loads_typed(unlisted)
     allowed = default.with_msgpack_allowlist(collect_allowlist(list[BaseMessage]))
-    assert allowed.loads_typed(blob) == MESSAGES
+    assert allowed.loads_typed(unlisted) == UNLISTED
 
 
 def test_inspect_mode_returns_opaque_and_writes_it_back_unchanged():
-    blob = THEIRS.dumps_typed({"messages": MESSAGES})
+    blob = THEIRS.dumps_typed({"messages": UNLISTED})
     seen = JsonPlusSerializer(inspect=True).loads_typed(blob)
     first = seen["messages"][0]
     assert isinstance(first, Opaque) and (first.module, first.name) == (
-        "langchain_core.messages.human",
-        "HumanMessage",
+        "tests.test_serde",
+        "UnlistedMessage",
     )
     assert first.data["content"] == "hi" and "0x" not in repr(first)
-    assert repr(first).startswith("Opaque(langchain_core.messages.human.HumanMessage, {")
+    assert repr(first).startswith("Opaque(tests.test_serde.UnlistedMessage, {")
     assert JsonPlusSerializer().dumps_typed(seen) == blob  # viewers can copy what they cannot build
 
 

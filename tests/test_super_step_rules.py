@@ -13,10 +13,11 @@ from lgcheckpoint.channels import BinaryOperatorAggregate, LastValue
 from lgcheckpoint.checkpoint.base import PutWrites, empty_checkpoint
 from lgcheckpoint.errors import InvalidUpdateError
 from lgcheckpoint.pregel.algo import InputWrites, apply_writes, mark_seen, should_run
-from lgcheckpoint.pregel.checkpoint import create_checkpoint
+from lgcheckpoint.pregel.checkpoint import channel_values, create_checkpoint
 from lgcheckpoint.pregel.loop import FORK, FRESH, REPLAY, RESUME_RUN, input_case
 from lgcheckpoint.pregel.node import Node
 from lgcheckpoint.pregel.saves import Put, SyncSaveQueue
+from lgcheckpoint.pregel.view import StateView
 from lgcheckpoint.types import Command
 
 
@@ -49,10 +50,11 @@ def test_should_run_when_a_trigger_is_newer_than_what_the_node_saw():
 @pytest.mark.lesson("01_super_steps")
 def test_apply_writes_lands_a_step_at_once_with_one_new_version():
     chans, checkpoint = channels(), empty_checkpoint()
-    apply_writes(checkpoint, chans, [InputWrites([("total", 1)])], next_version, {})
+    view = StateView(chans)  # the state as dicts beside the channels (pregel/view.py)
+    apply_writes(checkpoint, chans, [InputWrites([("total", 1)])], next_version, {}, view)
     a = InputWrites([("total", 2)], path=("a",), name="a", triggers=["total"])
     b = InputWrites([("total", 3), ("last", 7)], path=("b",), name="b", triggers=["total"])
-    updated = apply_writes(checkpoint, chans, [b, a], next_version, {})
+    updated = apply_writes(checkpoint, chans, [b, a], next_version, {}, view)
     assert updated == {"total", "last"}
     assert chans["total"].get() == 6 and chans["last"].get() == 7
     assert checkpoint["channel_versions"] == {"total": 2, "last": 2}  # one version per step
@@ -65,14 +67,16 @@ def test_apply_writes_refuses_two_values_for_one_last_value_channel():
     two = [InputWrites([("last", 1)], path=("a",), name="a", triggers=["x"]),
            InputWrites([("last", 2)], path=("b",), name="b", triggers=["x"])]
     with pytest.raises(InvalidUpdateError):
-        apply_writes(checkpoint, chans, two, next_version, {})
+        apply_writes(checkpoint, chans, two, next_version, {}, StateView(chans))
 
 
 @pytest.mark.lesson("03_checkpoint_anatomy")
 def test_create_checkpoint_stores_written_channels_and_copies_versions():
     chans, previous = channels(), empty_checkpoint()
-    apply_writes(previous, chans, [InputWrites([("total", 5)])], next_version, {})
-    checkpoint = create_checkpoint(previous, chans, step=3)
+    apply_writes(previous, chans, [InputWrites([("total", 5)])], next_version, {},
+                 StateView(chans))
+    checkpoint = create_checkpoint(
+        previous, channel_values(chans, previous["channel_versions"]), step=3)
     assert checkpoint["channel_values"] == {"total": 5}  # "last" was never written
     assert checkpoint["channel_versions"] == {"total": 1}
     assert checkpoint["channel_versions"] is not previous["channel_versions"]

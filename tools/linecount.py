@@ -1,9 +1,14 @@
 """Print the size of each part of lgcheckpoint: a figure we watch to keep the code compact.
 
 Counts non-blank lines that are not pure comments, per part; docstrings count (they teach).
+``python tools/linecount.py --update-reading-path`` writes the current sizes into
+docs/reading-path.md (each module's row, each chain's total): tests/test_reading_path.py
+checks them.
 """
 
+import re
 import signal
+import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "lgcheckpoint"
@@ -46,7 +51,26 @@ def table() -> dict[str, int]:
     return {part: sum(count(PKG / p) for p in paths) for part, paths in PARTS.items()}
 
 
+def update_reading_path(page: Path = PKG.parent / "docs" / "reading-path.md") -> None:
+    """Rewrite every size on the reading-path page: module rows first, then each chain's total."""
+    text = re.sub(r"^(\| `([\w/]+\.py)` \| )[\d,]+( \|)",
+                  lambda m: f"{m[1]}{count(PKG / m[2])}{m[3]}", page.read_text(), flags=re.M)
+    parts = re.split(r"(?=^#{2,3} )", text, flags=re.M)
+    for i, part in enumerate(parts):
+        total = sum(int(n) for n in re.findall(r"^\| `[\w/]+\.py` \| (\d+) \|", part, re.M))
+        parts[i] = re.sub(r"^(###? .*?)[\d,]+ lines$", rf"\g<1>{total:,} lines", part, 1, re.M)
+        if part.startswith("## The core"):
+            parts[i] = re.sub(r"\*\*[\d,]+\*\*", f"**{total:,}**", parts[i], 1)
+            core_total = total
+    text = re.sub(r"(\*\*core\*\* is \d+ modules, )[\d,]+( lines)", rf"\g<1>{core_total:,}\2",
+                  "".join(parts))
+    page.write_text(text)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--update-reading-path"]:
+        update_reading_path()
+        sys.exit()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     sizes = table()
     for part, lines in sizes.items():

@@ -1,11 +1,15 @@
 """Write notebooks/data/langgraph_support.sqlite with LangGraph itself (test extra needed).
 
 Chapter 12 inspects this file: a real database written by LangGraph's own SqliteSaver, holding
-langchain message objects (which lgcheckpoint does not import), an interrupt and a fork.
+langchain message objects (on LangGraph's safe list), a record of the app's own class
+(``support_desk.Customer``, on no list: refused, or Opaque when inspected), an interrupt and a fork.
 Run: python tools/make_langgraph_fixture.py
 """
 
 import sqlite3
+import sys
+import types
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -18,8 +22,21 @@ from langgraph.types import Command, interrupt
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "langgraph_support.sqlite"
 
 
+@dataclass
+class Customer:
+    name: str
+    plan: str
+
+
+# as if the support desk's own code (importable where the file is written, not where it is read)
+# had stored it: LangGraph rebuilds it when it resumes the thread, so every checkpoint keeps it
+Customer.__module__ = "support_desk"
+sys.modules["support_desk"] = types.SimpleNamespace(Customer=Customer)
+
+
 class Ticket(TypedDict, total=False):
     messages: Annotated[list, add_messages]
+    customer: Customer
     category: str
     refund: bool
 
@@ -58,7 +75,8 @@ if __name__ == "__main__":
     conn = sqlite3.connect(OUT, check_same_thread=False)
     graph = build(SqliteSaver(conn))
     config = {"configurable": {"thread_id": "ticket-42"}}
-    graph.invoke({"messages": [HumanMessage("I was charged twice.", id="h-1")]}, config)
+    graph.invoke({"messages": [HumanMessage("I was charged twice.", id="h-1")],
+                  "customer": Customer("Ada", "pro")}, config)
     graph.invoke(Command(resume="yes"), config)
     # a fork: an agent re-decides the category on the checkpoint before approval, then runs on
     before = next(s for s in graph.get_state_history(config) if s.next == ("approve_refund",))

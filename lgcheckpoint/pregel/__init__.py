@@ -12,7 +12,8 @@ from contextlib import aclosing, closing
 from functools import partial
 from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
 
-from lgcheckpoint.checkpoint.base import CheckpointTuple
+from lgcheckpoint.cache.base import BaseCache
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, DEFAULT_RECURSION_LIMIT, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME,
     SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
@@ -21,21 +22,25 @@ from lgcheckpoint.errors import GraphDrained, GraphRecursionError, refuse_unimpl
 from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import caching, delta, draw, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.detect import CompiledGraph
 from lgcheckpoint.pregel.draw import Graph
 from lgcheckpoint.pregel.loop import PregelLoop
 from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
 from lgcheckpoint.pregel.builder import (
     ChannelWriteEntry, NodeBuilder, PregelNode, compile_nodes, named_channels,
 )
+from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.runner import task_config
-from lgcheckpoint.pregel.saves import AsyncSaveQueue, SyncSaveQueue
+from lgcheckpoint.pregel.saves import AsyncSaveQueue, SaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.state import moved_past, without_id
 from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
 from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import RunControl, run_runtime
-from lgcheckpoint.types import GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task
+from lgcheckpoint.types import (
+    All, CachePolicy, GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task,
+)
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
 
 STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
@@ -46,15 +51,15 @@ class Run(NamedTuple):
     """Everything one invoke/stream needs, prepared the same way for sync and async."""
 
     config: dict
-    saver: Any
+    saver: BaseCheckpointSaver | None
     modes: list[str]
     stream_mode: Any  # as the caller gave it: one mode or a list (shapes the chunks)
     subgraphs: bool
     durability: str
     chunks: live.Chunks  # appended from any thread; an append wakes a waiting caller
     output_keys: list[str]
-    interrupt_before: Any
-    interrupt_after: Any
+    interrupt_before: All | Sequence[str]  # breakpoints: the nodes, or "*" for all
+    interrupt_after: All | Sequence[str]
     printed: tuple = ()  # modes printed to the console (debug=True, print_mode=)
     part: Any = None  # version="v2": makes each chunk a typed dict (stream.v2_part)
 
@@ -76,7 +81,7 @@ class Run(NamedTuple):
                 yield (mode, payload) if many else payload
 
 
-class Pregel:
+class Pregel(CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -85,15 +90,17 @@ class Pregel:
     stream_eager: bool = False  # stream while even a lone task runs (entrypoints do: live.py)
     stream_mode: str = "values"  # stream() without a stream_mode (a StateGraph's: "updates")
     retry_policy: tuple = ()  # for nodes (and @task calls) without a retry policy of their own
-    cache_policy: Any = None  # likewise, a cache policy
+    cache_policy: CachePolicy | None = None  # likewise, a cache policy
 
     def __init__(self, *, nodes: dict, channels: dict | None, input_channels: str | list[str],
                  output_channels: str | list[str], stream_channels: Any = None,
-                 checkpointer: Any = None, interrupt_before_nodes: Any = (),
-                 interrupt_after_nodes: Any = (), name: str = "LangGraph", cache: Any = None,
+                 checkpointer: BaseCheckpointSaver | bool | None = None,
+                 interrupt_before_nodes: Any = (), interrupt_after_nodes: Any = (),
+                 name: str = "LangGraph", cache: BaseCache | None = None,
                  context_schema: Any = None, config: dict | None = None,
-                 debug: bool | None = None, stream_mode: str = "values", retry_policy: Any = (),
-                 cache_policy: Any = None, auto_validate: bool = True,
+                 debug: bool | None = None, stream_mode: str = "values",
+                 retry_policy: RetryPolicy | Sequence[RetryPolicy] = (),
+                 cache_policy: CachePolicy | None = None, auto_validate: bool = True,
                  step_timeout: float | None = None, stream_eager: bool = False,
                  **options: Any) -> None:
         context_schema = renamed_option(options, "config_type", "context_schema", context_schema,
@@ -157,7 +164,7 @@ class Pregel:
         """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
         return values
 
-    @guarded  # one run at a time on a thread (guard.py)
+    @partial(guarded, restore=state.restore)  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
@@ -198,7 +205,7 @@ class Pregel:
         yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
-    @aguarded
+    @partial(aguarded, restore=state.restore)
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
@@ -269,7 +276,7 @@ class Pregel:
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
                    printed, partial(out.v2_part, self) if version == "v2" else None)
 
-    def _saver_for(self, conf: dict) -> Any:
+    def _saver_for(self, conf: dict) -> BaseCheckpointSaver | None:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
         saver = resolve_saver(self, conf)
         if saver is not None:
@@ -282,7 +289,7 @@ class Pregel:
         locate_run(self, conf)  # checkpointer=True: one history per thread
         return saver
 
-    def _saves(self, run: Run, kind: type) -> tuple[Any, bool]:
+    def _saves(self, run: Run, kind: type[SaveQueue]) -> tuple[SaveQueue, bool]:
         """The run's ordered queue of saver calls (a subgraph shares its parent's); owned?"""
         shared = run.config[CONF].get(SAVES)
         if isinstance(shared, kind) and shared.saver is run.saver and (
@@ -313,7 +320,8 @@ class Pregel:
             return saved, False
         return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
 
-    def _loop(self, input: Any, run: Run, saves: Any, saved: Any, superseded: bool) -> PregelLoop:
+    def _loop(self, input: Any, run: Run, saves: SaveQueue, saved: CheckpointTuple | None,
+              superseded: bool) -> PregelLoop:
         conf = run.config[CONF]
         # a subgraph also streams to the root run when that run asked for subgraphs=True
         root_emit = conf.get(ROOT_STREAM)
@@ -412,7 +420,7 @@ class Pregel:
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         await self._cache_for_clearing().aclear(self._cache_namespaces(nodes))
 
-    def _cache_for_clearing(self) -> Any:
+    def _cache_for_clearing(self) -> BaseCache:
         if self.cache is None:
             raise ValueError("No cache is set for this graph. Cannot clear cache: "
                              "compile(cache=InMemoryCache()) first")
@@ -544,7 +552,7 @@ def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:
     return tuple(stream_modes(print_mode)) if print_mode else ()
 
 
-def subgraph_config(task: Any) -> dict:
+def subgraph_config(task: Task) -> dict:
     """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
     conf = task_config(task)[CONF]  # where the task runs, as its node sees it
     child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from xxhash import xxh3_128_hexdigest
 
@@ -21,13 +21,12 @@ from lgcheckpoint.constants import (
     CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT, NO_WRITES, NS_END, NS_SEP,
     NULL_RESUME, PULL, PUSH, RESERVED, RESUME, RESUME_MAP, RETURN, TASKS,
 )
+from lgcheckpoint.errors import NodeError
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel.checkpoint import null_version
 from lgcheckpoint.pregel.node import Node, Write
-from lgcheckpoint.types import Send, interrupt_id
-
-if TYPE_CHECKING:
-    from lgcheckpoint.pregel.view import StateView
+from lgcheckpoint.pregel.view import StateView
+from lgcheckpoint.types import All, CacheKey, Send, TimeoutPolicy, interrupt_id
 
 GetNextVersion = Callable[[Any, None], Any]
 logger = logging.getLogger(__name__)
@@ -76,11 +75,11 @@ class Task:
     ns: str  # "node:task_id", the namespace of its interrupts and subgraph checkpoints
     local_read: Callable = None  # type: ignore[assignment]  # state seen with its own writes
     writes: list = field(default_factory=list)
-    cache_key: Any = None  # where its writes are cached, if its node has a cache policy
+    cache_key: CacheKey | None = None  # where its writes are cached, if its node has a policy
     attempt: int = 1  # which try of its retry policy is running (runner.run_task)
     first_attempt_time: float | None = None  # when the first try started (Runtime.execution_info)
-    timeout: Any = None  # a Send's own TimeoutPolicy, over its node's (pregel/timeouts.py)
-    error: Any = None  # an error handler's task: the NodeError it handles (handlers.py)
+    timeout: TimeoutPolicy | None = None  # a Send's own, over its node's (pregel/timeouts.py)
+    error: NodeError | None = None  # an error handler's task: the error it handles (handlers.py)
 
 
 class InputWrites(NamedTuple):
@@ -107,21 +106,14 @@ def key_list(keys: Sequence[str] | str) -> Sequence[str]:
     return [keys] if isinstance(keys, str) else keys
 
 
-def read_state(channels: Mapping[str, Channel], keys: Sequence[str] | str) -> Any:
-    """Current values of some channels as a dict (empty ones left out), or one channel's value."""
-    if isinstance(keys, str):
-        return channels[keys].get() if channels[keys].is_available() else None
-    return {k: channels[k].get() for k in keys if channels[k].is_available()}
-
-
 def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite],
                        nodes: Mapping[str, Node], channels: Mapping[str, Channel],
                        config: dict, step: int, *, trigger_to_nodes: Mapping[str, list[str]],
-                       updated_channels: set[str] | None, stop: int | None = None,
-                       view: StateView | None = None) -> dict[str, Task]:
+                       updated_channels: set[str] | None, view: StateView,
+                       stop: int | None = None) -> dict[str, Task]:
     """All tasks of the next step: Send packets first (PUSH), then triggered nodes (PULL).
 
-    ``view`` (the loop's, pregel/view.py) reads the state in one copy instead of key by key."""
+    ``view`` (pregel/view.py) reads a node's input from the channels in one dict copy."""
     tasks: list[Task] = []
     here = Step(checkpoint, pending_writes, channels, config, step,
                 step + 1 if stop is None else stop, view)
@@ -134,26 +126,30 @@ def prepare_next_tasks(checkpoint: Checkpoint, pending_writes: list[PendingWrite
                                  (PUSH,), (PUSH, str(idx)))
                 task.timeout = packet.timeout  # a packet may limit its run (pregel/timeouts.py)
                 tasks.append(task)
-    # PULL tasks: only nodes subscribed to a channel that changed can have become ready
-    if updated_channels and trigger_to_nodes:
-        candidates: Iterable[str] = sorted(
-            {n for c in updated_channels for n in trigger_to_nodes.get(c, ())})
-    else:
-        candidates = nodes
-    for name in candidates:
+    # PULL tasks: a node runs if a trigger channel is newer than the version it last saw
+    for name in may_run(nodes, updated_channels, trigger_to_nodes):
         node = nodes[name]
         if null is None or not should_run(node, channels, checkpoint, null):  # None: no versions
             continue
         if isinstance(node.reads, str) and not channels[node.reads].is_available():
             continue  # a node reading one channel waits until it holds a value (None counts)
         triggers = tuple(sorted(node.triggers))
-        value = read_state(channels, node.reads) if view is None else view.read(node.reads)
+        value = view.read(node.reads)
         if node.managed:  # computed for this step, never stored (managed.py)
             value.update(read_managed(node.managed, here))
         if node.mapper is not None:  # dataclass / pydantic state: validated here, before running
             value = node.mapper(value)
         tasks.append(make_task(here, node, value, (PULL, name), triggers, (PULL, *triggers)))
     return {t.id: t for t in tasks}
+
+
+def may_run(nodes: Mapping[str, Node], updated_channels: set[str] | None,
+            trigger_to_nodes: Mapping[str, list[str]]) -> Iterable[str]:
+    """The nodes that can have become ready: those subscribed to a channel the last step
+    updated, or every node when that is not known (a loaded checkpoint's first step)."""
+    if updated_channels and trigger_to_nodes:
+        return sorted({n for c in updated_channels for n in trigger_to_nodes.get(c, ())})
+    return nodes
 
 
 class Step(NamedTuple):
@@ -165,7 +161,7 @@ class Step(NamedTuple):
     config: dict  # the run's config
     step: int
     stop: int  # the step the run stops at (recursion limit): managed values read it
-    view: StateView | None = None  # the channels' values kept as dicts (pregel/view.py)
+    view: StateView  # the channels' values kept as dicts (pregel/view.py)
 
 
 def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
@@ -177,7 +173,7 @@ def make_task(here: Step, node: Node, value: Any, path: tuple, triggers: tuple,
     task_ns = f"{ns}{NS_END}{tid}"
     scratchpad = make_scratchpad(here, tid, task_ns)
     task = Task(tid, node.name, path, value, node, triggers, here.config, scratchpad, task_ns)
-    task.local_read = lambda select: local_read(here.channels, task.writes, select, here.view)
+    task.local_read = lambda select: local_read(here.view, task.writes, select)
     return task
 
 
@@ -197,19 +193,18 @@ def make_scratchpad(here: Step, tid: str, task_ns: str) -> Scratchpad:
     return Scratchpad(task_ns, resume, conf.get(NULL_RESUME), here)  # shared by all tasks
 
 
-def local_read(channels: Mapping[str, Channel], writes: Sequence[Write],
-               select: Sequence[str] | str, view: StateView | None = None) -> Any:
+def local_read(view: StateView, writes: Sequence[Write], select: Sequence[str] | str) -> Any:
     """State for a conditional edge: the step's state plus this task's own writes."""
     if isinstance(select, str):  # a single-value state: the value itself
-        return local_read(channels, writes, [select]).get(select)
+        return local_read(view, writes, [select]).get(select)
     mine: dict[str, list] = defaultdict(list)  # grouped once: the state is read once
     for chan, value in writes:
         if chan in select:
             mine[chan].append(value)
-    values = read_state(channels, select) if view is None else view.read(select)
+    values = view.read(select)
     appears = any(key not in values for key in mine)
     for key, written in mine.items():
-        chan = channels[key].copy()  # the step's channel stays as it is
+        chan = view.channels[key].copy()  # the step's channel stays as it is
         chan.update(written)
         if chan.is_available():
             values[key] = chan.get()
@@ -232,13 +227,12 @@ def mark_seen(checkpoint: Checkpoint, name: str, channels: Iterable[str]) -> Non
 
 def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
                  tasks: Iterable[Task | InputWrites], get_next_version: GetNextVersion | None,
-                 trigger_to_nodes: Mapping[str, Sequence[str]],
-                 forgetful: Iterable[str] | None = None, view: StateView | None = None) -> set[str]:
+                 trigger_to_nodes: Mapping[str, Sequence[str]], view: StateView) -> set[str]:
     """Land a step's writes in the channels; bump versions; record what each task saw.
 
-    ``forgetful`` names the channels a step without writes may clear (see Channel.forgets);
-    the loop passes them so a step costs the same however many other channels the state has.
-    ``view`` (pregel/view.py) hears of each channel that changed, and of no other.
+    ``view`` (pregel/view.py), the state kept as dicts beside ``channels``, hears of each
+    channel that changed, and names the channels a step without writes may clear: a step costs
+    the same however many other channels the state has.
     """
     tasks = sorted(tasks, key=lambda t: task_path_str(t.path[:3]))
     bump_step = any(t.triggers for t in tasks)  # False for input-only writes
@@ -251,8 +245,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     # triggers that were read are consumed (barriers reset, deferred values clear)
     for chan in {c for t in tasks for c in t.triggers if c not in RESERVED and c in channels}:
         if channels[chan].consume():
-            if view is not None:
-                view.refresh(chan)
+            view.refresh(chan)
             if next_version is not None:
                 versions[chan] = next_version
     # group writes by channel, in task order, and apply them
@@ -268,8 +261,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
 
     def changed(chan: str) -> None:
         """The channel takes the step's version; holding a value, it may trigger nodes."""
-        if view is not None:
-            view.refresh(chan)
+        view.refresh(chan)
         if next_version is not None:
             versions[chan] = next_version
             if channels[chan].is_available():
@@ -280,7 +272,7 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
             changed(chan)
     # a new step began: channels that were not written get to forget (ephemeral values)
     if bump_step:
-        for chan in channels if forgetful is None else forgetful:
+        for chan in view.forgetful:
             channel = channels[chan]
             if chan not in updated and channel.is_available() and channel.update([]):
                 changed(chan)
@@ -292,7 +284,8 @@ def apply_writes(checkpoint: Checkpoint, channels: Mapping[str, Channel],
     return updated
 
 
-def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: Any, tasks: Iterable[Task]) -> bool:
+def should_interrupt(checkpoint: Checkpoint, interrupt_nodes: All | Sequence[str],
+                     tasks: Iterable[Task]) -> bool:
     """Stop at a breakpoint if a listed node is about to run and anything changed since the last."""
     null = null_version(checkpoint["channel_versions"])
     seen = checkpoint["versions_seen"].get(INTERRUPT, {})

@@ -23,7 +23,7 @@ from lgcheckpoint.constants import TASKS
 from lgcheckpoint.errors import InvalidUpdateError
 from lgcheckpoint.pregel.detect import graphs_called, is_graph
 from lgcheckpoint.pregel.node import Node, Write, accepts
-from lgcheckpoint.types import Send, TimeoutPolicy
+from lgcheckpoint.types import CachePolicy, RetryPolicy, Send, TimeoutPolicy
 
 PASSTHROUGH = object()  # a write whose value is the node's result
 SKIP_WRITE = object()  # a mapper returning this writes nothing
@@ -117,7 +117,7 @@ class NodeBuilder:
         self._tags: list[str] = []
         self._metadata: dict[str, Any] = {}
         self._retry_policy: list = []
-        self._cache_policy: Any = None
+        self._cache_policy: CachePolicy | None = None
         self._timeout: TimeoutPolicy | None = None  # pregel/timeouts.py
 
     def subscribe_only(self, channel: str) -> NodeBuilder:
@@ -166,12 +166,12 @@ class NodeBuilder:
         self._metadata.update(metadata)
         return self
 
-    def add_retry_policies(self, *policies: Any) -> NodeBuilder:
+    def add_retry_policies(self, *policies: RetryPolicy) -> NodeBuilder:
         """Retry a failed run of the node (the first policy that matches the error decides)."""
         self._retry_policy.extend(policies)
         return self
 
-    def add_cache_policy(self, policy: Any) -> NodeBuilder:
+    def add_cache_policy(self, policy: CachePolicy) -> NodeBuilder:
         """Reuse the node's writes for an input seen before (with Pregel(cache=...))."""
         self._cache_policy = policy
         return self
@@ -194,7 +194,8 @@ class NodeBuilder:
                           tags=list(self._tags), metadata=dict(self._metadata))
 
 
-def compile_nodes(nodes: dict, retry_policy: Sequence[Any], cache_policy: Any) -> dict:
+def compile_nodes(nodes: dict, retry_policy: Sequence[RetryPolicy], cache_policy: CachePolicy | None
+                  ) -> dict:
     """Pregel(nodes=...): build NodeBuilders, name each low-level node, give it the graph's
     policies if it has none (a StateGraph's nodes come compiled and named)."""
     compiled = {}

@@ -24,7 +24,8 @@ from xxhash import xxh3_128_hexdigest
 from lgcheckpoint.cache.base import FullKey, Namespace
 from lgcheckpoint.constants import ERROR, INTERRUPT, PUSH
 from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.types import CacheKey
+from lgcheckpoint.pregel.node import Node
+from lgcheckpoint.types import CacheKey, CachePolicy
 
 CACHE_NS_WRITES = "__pregel_ns_writes"  # LangGraph's namespace for cached task writes
 
@@ -36,7 +37,7 @@ def identifier(fn: Any) -> str | None:
     return f"{module}.{name}" if name and module else None
 
 
-def namespace(node: Any) -> Namespace:
+def namespace(node: Node) -> Namespace:
     """The cache namespace of a node's writes: clear_cache forgets one node by it."""
     return (CACHE_NS_WRITES, identifier(node.func) or "__dynamic__", node.name)
 
@@ -58,7 +59,7 @@ def cache_key(task: Task) -> CacheKey | None:
     return CacheKey(namespace(task.node), digest(policy.key_func(task.input)), policy.ttl)
 
 
-def call_key(func: Any, policy: Any, args: tuple, kwargs: dict) -> CacheKey | None:
+def call_key(func: Any, policy: CachePolicy, args: tuple, kwargs: dict) -> CacheKey | None:
     """Where a task call's result is cached, if it has a cache policy."""
     if policy is None:
         return None

@@ -15,7 +15,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import threading
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from lgcheckpoint.constants import CALL, CONF, PUSH, RETURN
 from lgcheckpoint.pregel import caching, timeouts
@@ -23,7 +23,11 @@ from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import Task, make_task, reuse_pending_writes, task_path_str
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.pregel.runner import arun_step, arun_task, run_step, run_task
-from lgcheckpoint.types import RetryPolicy, current_task
+from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy, current_task
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
+    from lgcheckpoint.pregel.loop import PregelLoop
 
 
 class Call(NamedTuple):
@@ -35,8 +39,8 @@ class Call(NamedTuple):
     kwargs: dict
     retry_policy: Sequence[RetryPolicy]
     injects: tuple[str, ...]  # config=, runtime=... the function declares and the caller left out
-    cache_policy: Any = None  # a CachePolicy: arguments seen before return the cached result
-    timeout: Any = None  # a TimeoutPolicy for each attempt (pregel/timeouts.py)
+    cache_policy: CachePolicy | None = None  # arguments seen before return the cached result
+    timeout: TimeoutPolicy | None = None  # for each attempt (pregel/timeouts.py)
 
 
 class CallNode(Node):
@@ -79,7 +83,7 @@ def done_future(task: Task) -> concurrent.futures.Future:
 class Calls:
     """The calls made during one run's steps: scheduled on the loop, run, committed, awaited."""
 
-    def __init__(self, loop: Any, graph: Any) -> None:
+    def __init__(self, loop: PregelLoop, graph: Pregel) -> None:
         self.loop, self.graph = loop, graph
         self.lock = threading.Lock()  # calls commit from worker threads
         self.futures: list = []  # calls of the running step (the step waits for them all)
@@ -98,7 +102,7 @@ class Calls:
                              (PUSH, parent.path, idx, True), (PUSH,),
                              (PUSH, task_path_str(parent.path), str(idx)))
             loop.tasks[task.id] = task
-            if not loop.replaying:
+            if not loop.start.replaying:
                 reuse_pending_writes({task.id: task}, loop.pending_writes)
             if self.graph.cache is not None:  # the call's, else its entrypoint's
                 policy = call.cache_policy or self.graph.cache_policy
@@ -128,7 +132,7 @@ class Calls:
 class SyncCalls(Calls):
     """Calls in a sync run: each runs in the run's thread pool."""
 
-    def __init__(self, loop: Any, graph: Any, pool: list) -> None:
+    def __init__(self, loop: PregelLoop, graph: Pregel, pool: list) -> None:
         super().__init__(loop, graph)
         self.pool = pool  # the run's thread pool, created on first need
 
@@ -171,7 +175,7 @@ class SyncCalls(Calls):
 class AsyncCalls(Calls):
     """Calls in an async run: each is an asyncio task on the run's event loop."""
 
-    def __init__(self, loop: Any, graph: Any) -> None:
+    def __init__(self, loop: PregelLoop, graph: Pregel) -> None:
         super().__init__(loop, graph)
         self.event_loop = asyncio.get_running_loop()
 

@@ -1,8 +1,9 @@
 """From live channels to a stored checkpoint and back.
 
-empty_checkpoint starts a thread; create_checkpoint snapshots channel values and versions at a
-step boundary; channels_from_checkpoint restores live channels from one. new_versions tells a
-saver which channel blobs changed.
+empty_checkpoint starts a thread; create_checkpoint makes one at a step boundary from the
+channels' values (channel_values reads them all, changed_values only those that moved);
+channels_from_checkpoint restores live channels from one; new_channel_versions tells a saver
+which channel blobs changed.
 Next: pregel/loop.py (the super-step loop that calls these).
 """
 
@@ -31,37 +32,41 @@ def empty_checkpoint() -> Checkpoint:
     return Checkpoint(checkpoint, v=LATEST_VERSION)
 
 
-def create_checkpoint(previous: Checkpoint, channels: Mapping[str, Channel] | None, step: int,
-                      *, id: str | None = None, updated_channels: set[str] | None = None,
-                      changed: Iterable[str] | None = None) -> Checkpoint:
-    """A new checkpoint for `step` (its uuid6 carries the step in clock_seq).
-
-    ``changed``: the channels whose version moved since ``previous`` snapshot its values. Only
-    those are read again -- an unchanged version means an unchanged value -- so a step costs the
-    same however many untouched channels the state has.
-    """
-    versions = previous["channel_versions"]
-    if channels is None:
-        values = previous["channel_values"]
-    elif changed is None:  # only channels that were ever written are stored
-        values = {key: value for key, chan in channels.items()
-                  if key in versions and (value := chan.checkpoint()) is not MISSING}
-    else:
-        values = dict(previous["channel_values"])
-        for key in changed:
-            if key in channels and (value := channels[key].checkpoint()) is not MISSING:
-                values[key] = value
-            else:
-                values.pop(key, None)
+def create_checkpoint(previous: Checkpoint, values: dict[str, Any], step: int, *,
+                      id: str | None = None, updated_channels: set[str] | None = None
+                      ) -> Checkpoint:
+    """A new checkpoint for `step` (its uuid6 carries the step in clock_seq): the channels'
+    ``values``, and a copy of the versions of ``previous``."""
     return Checkpoint(
         v=LATEST_VERSION,
         id=id or str(uuid6(clock_seq=step)),
         ts=datetime.now(timezone.utc).isoformat(),
         channel_values=values,
-        channel_versions=dict(versions),
+        channel_versions=dict(previous["channel_versions"]),
         versions_seen=previous["versions_seen"],
         updated_channels=None if updated_channels is None else sorted(updated_channels),
     )
+
+
+def channel_values(channels: Mapping[str, Channel], versions: ChannelVersions) -> dict[str, Any]:
+    """What a checkpoint stores of the live channels: the value of each one ever written
+    (an empty channel is left out)."""
+    return {key: value for key, chan in channels.items()
+            if key in versions and (value := chan.checkpoint()) is not MISSING}
+
+
+def changed_values(previous: Checkpoint, channels: Mapping[str, Channel],
+                   changed: Iterable[str]) -> dict[str, Any]:
+    """channel_values for the next checkpoint when ``previous`` holds our own snapshot: only the
+    ``changed`` channels (their version moved) are read again -- an unchanged version means an
+    unchanged value -- so a step costs the same however many untouched channels the state has."""
+    values = dict(previous["channel_values"])
+    for key in changed:
+        if key in channels and (value := channels[key].checkpoint()) is not MISSING:
+            values[key] = value
+        else:
+            values.pop(key, None)
+    return values
 
 
 def channels_from_checkpoint(specs: Mapping[str, Channel], checkpoint: Checkpoint

@@ -19,10 +19,13 @@ ROOT_LOADS = {"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"}
 ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 
 
-def is_graph(value: Any) -> bool:
-    from lgcheckpoint.pregel import Pregel
+class CompiledGraph:
+    """The base of every compiled graph (Pregel, pregel/__init__.py): this module finds graphs
+    by it, without importing the module that defines them."""
 
-    return isinstance(value, Pregel)
+
+def is_graph(value: Any) -> bool:
+    return isinstance(value, CompiledGraph)
 
 
 def graphs_called(fn: Callable | None) -> list:

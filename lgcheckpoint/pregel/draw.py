@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lgcheckpoint.constants import END, START
 from lgcheckpoint.errors import refuse_unimplemented
+from lgcheckpoint.pregel.builder import ChannelWriteEntry, PregelNode
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 # the id LangGraph's JSON gives every node that runs a function (kept: saved drawings compare)
 FUNCTION_ID = ["langgraph", "_internal", "_runnable", "RunnableCallable"]
@@ -127,7 +131,7 @@ class Graph:
             for e in self.edges]
 
 
-def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = False) -> Graph:
+def get_graph(graph: Pregel, config: dict | None = None, *, xray: bool | int = False) -> Graph:
     """Nodes and edges of compiled `graph`; with xray, subgraphs (xray=N: N levels deep)."""
     specs = getattr(getattr(graph, "builder", None), "nodes", {})  # a StateGraph's add_node
     deferred = {name for name, spec in specs.items() if spec.defer}
@@ -171,11 +175,9 @@ def get_graph(graph: Any, config: dict | None = None, *, xray: bool | int = Fals
     return drawing
 
 
-def channel_edges(graph: Any) -> tuple[list[str], set]:
+def channel_edges(graph: Pregel) -> tuple[list[str], set]:
     """Edges of nodes that write channels (the low-level API): the nodes the input starts, and
     from each node to the nodes its writes trigger."""
-    from lgcheckpoint.pregel.builder import ChannelWriteEntry, PregelNode
-
     lowlevel = {n: node for n, node in graph.nodes.items() if isinstance(node, PregelNode)}
     if not lowlevel or START in graph.nodes:
         return [], set()
@@ -220,7 +222,7 @@ def last_step(found: set, first: list[str], limit: int = 250) -> set:
     return last
 
 
-def node_metadata(graph: Any, name: str, deferred: bool) -> dict | None:
+def node_metadata(graph: Pregel, name: str, deferred: bool) -> dict | None:
     """What LangGraph shows under a node's name: its metadata, deferred, interrupted before /
     after."""
     meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)

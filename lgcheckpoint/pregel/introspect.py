@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import copy as copying
 import dataclasses
-from typing import Annotated, Any, Iterator, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, get_args, get_origin
 
 from lgcheckpoint.constants import CONF, NS_SEP, ROOT
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 
 def pydantic() -> Any:
@@ -23,7 +26,7 @@ def pydantic() -> Any:
     return found
 
 
-def json_schema(graph: Any, typ: Any, suffix: str) -> dict:
+def json_schema(graph: Pregel, typ: Any, suffix: str) -> dict:
     """A state schema as JSON Schema: a pydantic model's or TypedDict's own, else one field per
     channel (the type a write may have), in a model named after the graph ("LangGraphInput")."""
     pd = pydantic()
@@ -55,7 +58,7 @@ def field_default(name: str, typ: Any, schema: Any) -> Any:
     return None if optional else ...
 
 
-def channels_model(graph: Any, keys: str | list[str], suffix: str) -> Any:
+def channels_model(graph: Pregel, keys: str | list[str], suffix: str) -> Any:
     """A low-level graph's input or output as a pydantic model: one channel's type, or a field
     per channel (None by default); the input takes the type a write has, the output a read's."""
     if getattr(graph, "builder", None) is not None:
@@ -70,19 +73,19 @@ def channels_model(graph: Any, keys: str | list[str], suffix: str) -> Any:
     return pd.create_model(graph.name + suffix, **{k: (typ(k), None) for k in keys})
 
 
-def input_jsonschema(graph: Any) -> dict:
+def input_jsonschema(graph: Pregel) -> dict:
     if getattr(graph, "builder", None) is None:
         return channels_model(graph, graph.input_channels, "Input").model_json_schema()
     return json_schema(graph, graph.builder.input_schema, "Input")
 
 
-def output_jsonschema(graph: Any) -> dict:
+def output_jsonschema(graph: Pregel) -> dict:
     if getattr(graph, "builder", None) is None:
         return channels_model(graph, graph.output_channels, "Output").model_json_schema()
     return json_schema(graph, graph.builder.output_schema, "Output")
 
 
-def context_jsonschema(graph: Any) -> dict | None:
+def context_jsonschema(graph: Pregel) -> dict | None:
     """The context schema's JSON Schema; None without one."""
     schema = getattr(graph, "context_schema", None)
     if schema is None:
@@ -96,15 +99,15 @@ def context_jsonschema(graph: Any) -> dict | None:
                      "dataclass")
 
 
-def config_model(graph: Any) -> Any:
+def config_model(graph: Pregel) -> Any:
     """LangGraph's deprecated config_schema(): a pydantic model whose one field,
     "configurable", has the context schema's type (no field without a context schema)."""
     fields = {"configurable": (graph.context_schema, None)} if graph.context_schema else {}
     return pydantic().create_model(graph.name + "Config", **fields)
 
 
-def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False
-              ) -> Iterator[tuple[str, Any]]:
+def subgraphs(graph: Pregel, namespace: str | None = None, recurse: bool = False
+              ) -> Iterator[tuple[str, Pregel]]:
     """(namespace, graph) of each node that runs a graph; `namespace` picks one ("a|b")."""
     for name, node in graph.nodes.items():
         if namespace is not None and namespace != name and not namespace.startswith(name + NS_SEP):
@@ -122,7 +125,7 @@ def subgraphs(graph: Any, namespace: str | None = None, recurse: bool = False
             yield from ((f"{name}{NS_SEP}{n}", g) for n, g in subgraphs(inner, rest, recurse))
 
 
-def copy(graph: Any, update: dict | None = None) -> Any:
+def copy(graph: Pregel, update: dict | None = None) -> Pregel:
     """A shallow copy with some attributes replaced (name, checkpointer, config...)."""
     clone = copying.copy(graph)
     clone.__dict__.update(update or {})
@@ -143,7 +146,7 @@ def merge_configs(*configs: dict | None) -> dict:
     return merged
 
 
-def with_config(graph: Any, config: dict | None = None, **kwargs: Any) -> Any:
+def with_config(graph: Pregel, config: dict | None = None, **kwargs: Any) -> Pregel:
     """A copy whose runs start from this config (the run's own config is merged over it)."""
     return copy(graph, {"config": merge_configs(graph.config, config, kwargs)})
 
@@ -156,7 +159,7 @@ def configs_for(inputs: list, config: dict | list | None) -> list:
     return [config] * len(inputs)
 
 
-def batch(graph: Any, inputs: list, config: Any = None, *, return_exceptions: bool = False,
+def batch(graph: Pregel, inputs: list, config: Any = None, *, return_exceptions: bool = False,
           **kwargs: Any) -> list:
     """invoke() each input in turn; with return_exceptions, an error is that input's result."""
     results = []
@@ -170,7 +173,7 @@ def batch(graph: Any, inputs: list, config: Any = None, *, return_exceptions: bo
     return results
 
 
-async def abatch(graph: Any, inputs: list, config: Any = None, *,
+async def abatch(graph: Pregel, inputs: list, config: Any = None, *,
                  return_exceptions: bool = False, **kwargs: Any) -> list:
     """ainvoke() every input at once (asyncio.gather)."""
     runs = [graph.ainvoke(value, cfg, **kwargs)

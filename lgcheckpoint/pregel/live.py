@@ -16,7 +16,11 @@ import concurrent.futures
 import contextvars
 import threading
 from collections import deque
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterator
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel, Run
+    from lgcheckpoint.pregel.algo import Task
 
 
 def nothing() -> None:
@@ -35,13 +39,13 @@ class Chunks(deque):
         self.wake()
 
 
-def runs_beside(graph: Any, run: Any, tasks: list) -> bool:
+def runs_beside(graph: Pregel, run: Run, tasks: list[Task]) -> bool:
     """Whether the caller should get chunks before the step ends (LangGraph's rule)."""
     eager = graph.stream_eager or run.subgraphs or "custom" in run.modes  # ("messages" is refused)
     return eager or len(tasks) > 1 or graph.step_timeout is not None
 
 
-def step(graph: Any, run: Any, work: Callable[[], None], tasks: list) -> Iterator[None]:
+def step(graph: Pregel, run: Run, work: Callable[[], None], tasks: list[Task]) -> Iterator[None]:
     """Run a step's tasks; yield whenever the caller has chunks to read. Beside the caller, the
     step runs in a thread; its error is re-raised here."""
     if not runs_beside(graph, run, tasks):
@@ -73,7 +77,7 @@ def step(graph: Any, run: Any, work: Callable[[], None], tasks: list) -> Iterato
     outcome.result()
 
 
-async def astep(graph: Any, run: Any, work: Callable[[], Awaitable[None]], tasks: list
+async def astep(graph: Pregel, run: Run, work: Callable[[], Awaitable[None]], tasks: list[Task]
                 ) -> AsyncIterator[None]:
     """Async twin of step: beside the caller, the step is an asyncio task; closing the stream
     cancels it."""

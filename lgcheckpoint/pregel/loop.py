@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from lgcheckpoint.checkpoint.base import (
-    WRITES_IDX_MAP, CheckpointMetadata, CheckpointTuple, PutWrites, copy_checkpoint,
+    WRITES_IDX_MAP, ChannelVersions, CheckpointMetadata, CheckpointTuple, PutWrites,
+    RunnableConfig, copy_checkpoint,
 )
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
@@ -28,15 +31,16 @@ from lgcheckpoint.pregel.algo import (
     reuse_pending_writes, should_interrupt, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    channels_from_checkpoint, create_checkpoint, empty_checkpoint, new_channel_versions,
-    saved_packet,
+    changed_values, channel_values, channels_from_checkpoint, create_checkpoint, empty_checkpoint,
+    new_channel_versions, saved_packet,
 )
-from lgcheckpoint.pregel.delta import COUNTERS, DeltaBook, exit_write_calls
+from lgcheckpoint.pregel.delta import DeltaBook
 from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.pregel.view import StateView, key_lists
-from lgcheckpoint.types import Command, Send, update_as_tuples
+from lgcheckpoint.pregel.write_ids import stamp_writes
+from lgcheckpoint.types import All, Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
@@ -45,28 +49,62 @@ Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
 logger = logging.getLogger(__name__)
 
 
+@dataclass(slots=True)
+class Start:
+    """How the run starts: its input and the checkpoint it loaded."""
+
+    input: Any  # what invoke/stream was given: state values, a Command, or None
+    stored: bool  # a saved checkpoint (False: a new thread's empty one)
+    id: str  # its id: "exit" durability saves a last checkpoint only if the run moved past it
+    superseded: bool  # not the thread's latest: a run from it branches off
+    updated: set[str] | None  # its updated_channels: the first step needs no scan for triggers
+    replaying: bool = False  # rerun its tasks, not reuse their saved writes (first step only)
+
+
+@dataclass(slots=True)
+class Saved:
+    """The thread's newest checkpoint as the run knows it: the loaded one, then each one saved."""
+
+    config: RunnableConfig  # its config, the next checkpoint's parent (no checkpoint_id: none)
+    parent_config: RunnableConfig | None  # its parent's config
+    versions: ChannelVersions  # its channel versions: a put writes only the channels that moved
+    task_ids: set[str] = field(default_factory=set)  # tasks whose writes this run saved
+
+
+@dataclass(slots=True)
+class Caches:
+    """What lets a step cost the same however many channels the state has."""
+
+    view: StateView  # the state's values kept as dicts, refreshed per changed channel (view.py)
+    values_loaded: bool = True  # channel_values as the saver gave them: next snapshot reads all
+
+
 class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
     def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
                  saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
-        self.graph, self.input, self.emit_fn = graph, input, emit
-        self.spec = run  # what the run was asked: config, saver, durability, breakpoints, output
+        self.graph, self.spec = graph, run  # spec: config, saver, durability, breakpoints, output
         self.saves = saves  # decides when each write and checkpoint is saved (saves.py)
         self.modes = modes  # stream modes someone listens to: only those payloads are built
-        self.superseded = superseded  # the addressed checkpoint is not the thread's latest
-        conf = run.config[CONF]
-        self.is_nested = TASK_ID in conf  # running as a node of a parent graph
-        ns = conf.get("checkpoint_ns", "")
-        self.namespace = tuple(ns.split("|")) if ns else ()
+        self.emit_fn = partial(emit, self.namespace)
         self.status, self.tasks = "pending", {}
-        self.get_next_version = run.saver.get_next_version if run.saver else (
-            lambda v, _: 1 if v is None else v + 1)
-        self.written_task_ids: set[str] = set()  # tasks of this run (exit mode saves theirs)
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
+        self.load(input, saved, superseded)
         # when DeltaChannels store snapshots, and what "exit" keeps of their writes (delta.py)
-        self.delta = DeltaBook(graph.channels, exit_mode=saves.saves_at_exit)
-        self.load(saved)
+        self.delta = DeltaBook(self.channels, graph.trigger_to_nodes, self.get_next_version,
+                               exit_mode=saves.saves_at_exit)
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """Where the run's checkpoints are: () for the root graph, a subgraph's path else."""
+        ns = self.spec.config[CONF].get("checkpoint_ns", "")
+        return tuple(ns.split("|")) if ns else ()
+
+    @property
+    def is_nested(self) -> bool:
+        """Running as a node of a parent graph."""
+        return TASK_ID in self.spec.config[CONF]
 
     # --- the algorithm --------------------------------------------------------------------
     def run(self) -> Iterator[list[Task]]:
@@ -82,7 +120,7 @@ class PregelLoop:
             self.emit_values(self.updated_channels)
             self.pending_writes.clear()
             self.spec.config[CONF].pop(RESUMING, None)  # only the first step resumes subgraphs
-            self.replaying = False
+            self.start.replaying = False
             self.save_checkpoint({"source": "loop"})
             if self.at_breakpoint(self.spec.interrupt_after):
                 self.status = "interrupt_after"
@@ -96,7 +134,7 @@ class PregelLoop:
             self.status = "out_of_steps" if self.step > self.stop else "done"
             return False
         # tasks that finished before a crash or interrupt get their saved writes back
-        if not self.replaying and self.pending_writes:
+        if not self.start.replaying and self.pending_writes:
             reuse_pending_writes(self.tasks, self.pending_writes)
             # a node that failed and was handled is done; its handler runs (again)
             for handler in handlers.resumed_handlers(self.tasks, self.pending_writes,
@@ -118,54 +156,52 @@ class PregelLoop:
                 self.output_writes(task, task.writes, cached=True)
         return True
 
-    def at_breakpoint(self, nodes: Any) -> bool:
+    def at_breakpoint(self, nodes: All | Sequence[str]) -> bool:
         """A breakpoint (interrupt_before/after) lists a task of this step, and the state moved."""
         return bool(nodes) and should_interrupt(self.checkpoint, nodes, self.tasks.values())
 
     # --- loading and input -----------------------------------------------------------------
-    def load(self, saved: CheckpointTuple | None) -> None:
+    def load(self, input: Any, saved: CheckpointTuple | None, superseded: bool) -> None:
         """Start from the saved checkpoint (or an empty one) with its pending writes."""
-        self.loaded_saved = saved is not None  # a stored checkpoint, not a new thread's
+        stored = saved is not None  # a stored checkpoint, not a new thread's
         if saved is None:
             saved = CheckpointTuple(self.spec.config, empty_checkpoint(), {"step": -2}, None, [])
-        conf = {"checkpoint_ns": "", **self.spec.config[CONF], **saved.config.get(CONF, {})}
-        self.checkpoint_config = {**self.spec.config, **saved.config, CONF: conf}
-        self.prev_checkpoint_config = saved.parent_config
-        self.loaded_id = saved.checkpoint["id"]
         self.checkpoint, self.metadata = saved.checkpoint, saved.metadata
+        updated = self.checkpoint.get("updated_channels")
+        self.start = Start(input, stored, self.checkpoint["id"], superseded,
+                           set(updated) if updated else None)
+        conf = {"checkpoint_ns": "", **self.spec.config[CONF], **saved.config.get(CONF, {})}
+        self.saved = Saved({**self.spec.config, **saved.config, CONF: conf}, saved.parent_config,
+                           dict(self.checkpoint["channel_versions"]))
         self.pending_writes = [(str(t), c, v) for t, c, v in saved.pending_writes or []]
         self.channels = channels_from_checkpoint(self.graph.channels, self.checkpoint)
-        self.forgetful = [k for k, chan in self.channels.items() if chan.forgets]
-        self.view = StateView(self.channels, key_lists(self.graph, self.spec.output_keys))
+        self.caches = Caches(StateView(self.channels, key_lists(self.graph, self.spec.output_keys)))
         self.step = self.metadata["step"] + 1
         self.stop = self.step + self.spec.config["recursion_limit"] + 1
-        self.previous_versions = dict(self.checkpoint["channel_versions"])
-        self.values_loaded = True  # channel_values as the saver gave them: next snapshot reads all
-        updated = self.checkpoint.get("updated_channels")
-        self.loaded_updated = set(updated) if updated else None  # lets the first step skip a scan
         self.updated_channels: set[str] | None = None
 
     def apply_input(self) -> None:
         """Start the run in one of the four ways of input_case, then let run() step."""
-        conf = self.spec.config[CONF]
+        conf, input = self.spec.config[CONF], self.start.input
         addressed = bool(conf.get("checkpoint_id"))  # the caller named a checkpoint
-        case = input_case(self.input, bool(self.checkpoint["channel_versions"]), addressed,
-                          conf.get(RESUMING), self.metadata.get("source"), self.superseded)
+        case = input_case(input, bool(self.checkpoint["channel_versions"]), addressed,
+                          conf.get(RESUMING), self.metadata.get("source"), self.start.superseded)
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
-        self.replaying = rewinds or self.superseded
+        self.start.replaying = rewinds or self.start.superseded
         replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
-        carried = []
-        if isinstance(self.input, Command):
-            carried = self.apply_command(self.input, forks=case == FORK)
-        self.delta.loaded([*self.pending_writes, *carried],
-                          reuses=case == RESUME_RUN and not self.replaying)
+        command = []
+        if isinstance(input, Command):
+            command = self.apply_command(input, forks=case == FORK)
+        carried = command if case == FORK else []  # not saved: the fork's copy applies them
+        self.delta.loaded([*self.pending_writes, *carried], command,
+                         reuses=case == RESUME_RUN and not self.start.replaying)
         if null_writes := [w[1:] for w in (*self.pending_writes, *carried) if w[0] == NULL_TASK_ID]:
             updated = self.apply([InputWrites(null_writes)])
-            if self.loaded_updated is not None:
-                self.loaded_updated |= updated
+            if self.start.updated is not None:
+                self.start.updated |= updated
         self.share_null_resume()
         if case == FRESH:
             self.start_fresh()
@@ -178,37 +214,25 @@ class PregelLoop:
     def replay_start(self) -> str:
         """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
         that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
-        if self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config:
-            return self.prev_checkpoint_config[CONF]["checkpoint_id"]
-        return self.loaded_id
+        if self.metadata.get("source") in ("update", "fork") and self.saved.parent_config:
+            return self.saved.parent_config[CONF]["checkpoint_id"]
+        return self.start.id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
-        if input_writes := self.map_input(self.input):
+        if input_writes := self.map_input(self.start.input):
             # tasks left unfinished by the previous run are dropped, as if they had run
-            discarded = self.next_tasks(self.loaded_updated)
-            self.delta.overwritten(input_writes)
+            discarded = self.next_tasks(self.start.updated)
             self.updated_channels = self.apply([*discarded.values(), InputWrites(input_writes)])
-            self.keep_delta_input(input_writes)
+            # what the checkpoint the run starts from keeps of the input (delta.py)
+            if kept := self.delta.took_input(input_writes, self.step,
+                                             self.start.stored and not self.start.superseded):
+                self.put_writes(str(uuid.uuid5(uuid.UUID(self.checkpoint["id"]), INPUT)), kept)
             self.save_checkpoint({"source": "input"})
         elif RESUMING not in self.spec.config[CONF]:  # a subgraph call may have nothing to add
             raise EmptyInputError(
                 f"Received no input for {self.graph.input_channels}: pass a dict of state "
                 "values, or None / Command(resume=...) to continue a thread")
-
-    def keep_delta_input(self, input_writes: list) -> None:
-        """A DeltaChannel reads its input back from writes on the checkpoint this run starts
-        from (under the input's own task id); with no such checkpoint, or one the thread moved
-        past (its other children would read them too), the input checkpoint snapshots it."""
-        delta_input = [(c, v) for c, v in input_writes if c in self.delta.keys]
-        if not delta_input:
-            return
-        if self.delta.exit_writes is not None:  # "exit" saves them with the run's others
-            self.delta.exit_writes += [(self.step, NULL_TASK_ID, "", c, v) for c, v in delta_input]
-        elif self.loaded_saved and not self.superseded:
-            self.put_writes(str(uuid.uuid5(uuid.UUID(self.checkpoint["id"]), INPUT)), delta_input)
-        else:
-            self.delta.forced |= {c for c, _ in delta_input}
 
     def continue_from_checkpoint(self, fork: bool) -> None:
         """Resume, replay or fork: the loaded checkpoint's next tasks run (a fork saves a copy)."""
@@ -218,10 +242,11 @@ class PregelLoop:
             self.save_checkpoint({"source": "fork"})
         if "values" in self.modes:
             self.emit("values", self.read_output())
-        self.updated_channels = self.loaded_updated
+        self.updated_channels = self.start.updated
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
-        """Command(resume=..., update=..., goto=...) as input: writes of the null task."""
+        """Command(resume=..., update=..., goto=...) as input: writes of the null task, saved
+        now (a fork applies them to its copy instead)."""
         if cmd.graph == Command.PARENT:
             raise InvalidUpdateError("There is no parent graph")
         # {interrupt id: answer}: each interrupt gets its own answer
@@ -244,11 +269,9 @@ class PregelLoop:
         writes.extend(update_as_tuples(cmd.update))
         if not writes and not resume_map:
             raise EmptyInputError("Received empty Command input")
-        if forks:
-            return [(NULL_TASK_ID, c, v) for c, v in writes]
-        self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
-        self.delta.commanded = writes
-        return []
+        if not forks:
+            self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
+        return [(NULL_TASK_ID, c, v) for c, v in writes]
 
     def map_input(self, value: Any) -> list:
         """Input -> writes to the input channel(s) (a StateGraph's START node splits the dict;
@@ -276,11 +299,17 @@ class PregelLoop:
         return prepare_next_tasks(
             self.checkpoint, self.pending_writes, self.graph.nodes, self.channels, self.spec.config,
             self.step, trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated_channels=updated_channels, stop=self.stop, view=self.view)
+            updated_channels=updated_channels, view=self.caches.view, stop=self.stop)
 
-    def apply(self, tasks: Any) -> set[str]:
+    def apply(self, tasks: Iterable[Task | InputWrites]) -> set[str]:
         return apply_writes(self.checkpoint, self.channels, tasks, self.get_next_version,
-                            self.graph.trigger_to_nodes, self.forgetful, self.view)
+                            self.graph.trigger_to_nodes, self.caches.view)
+
+    def get_next_version(self, current: Any, channel: None = None) -> Any:
+        """The version a changed channel takes: the saver's rule, else counting up from 1."""
+        if self.spec.saver is not None:
+            return self.spec.saver.get_next_version(current, channel)
+        return 1 if current is None else current + 1
 
     def prepare_tasks(self) -> None:
         self.tasks = self.next_tasks(self.updated_channels)
@@ -313,13 +342,14 @@ class PregelLoop:
     def here(self) -> Step:
         """Where a task made during the step (an error handler's) runs: this step."""
         return Step(self.checkpoint, self.pending_writes, self.channels, self.spec.config,
-                    self.step, self.stop, self.view)
+                    self.step, self.stop, self.caches.view)
 
     def put_writes(self, task_id: str, writes: list, cached: bool = False) -> None:
         """Keep a task's writes for this step and save them now (durable before the step ends)."""
         if not writes:
             return
-        self.written_task_ids.add(task_id)
+        stamp_writes(self.channels, writes)  # ids given now, so the saved write has them
+        self.saved.task_ids.add(task_id)
         if all(c in WRITES_IDX_MAP for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())  # last one per slot wins
         if task_id == NULL_TASK_ID:
@@ -353,8 +383,8 @@ class PregelLoop:
         """put_writes' arguments: the writes, against the checkpoint the task ran from."""
         writes = [(c, saved_packet(v, self.channels) if c == TASKS else v) for c, v in writes
                   if getattr(self.channels.get(c), "saved", True)]
-        config = {**self.checkpoint_config,
-                  CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint["id"]}}
+        config = {**self.saved.config,
+                  CONF: {**self.saved.config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         task = self.tasks.get(task_id)
         return PutWrites(config, writes, task_id, task_path_str(task.path) if task else "")
 
@@ -365,8 +395,8 @@ class PregelLoop:
         self.delta.count(self.metadata, metadata, self.updated_channels)
         self.metadata = metadata
         if not self.saves.saves_steps:  # "exit" only needs the versions until the end
-            self.checkpoint = create_checkpoint(self.checkpoint, None, self.step,
-                                                updated_channels=self.updated_channels)
+            self.checkpoint = create_checkpoint(self.checkpoint, self.checkpoint["channel_values"],
+                                                self.step, updated_channels=self.updated_channels)
         else:
             self.saves.after_step(self.snapshot_and_put())
         self.step += 1
@@ -374,27 +404,25 @@ class PregelLoop:
     def snapshot_and_put(self, id: str | None = None) -> Put:
         """Snapshot the channels (reading only those whose version moved since the last stored
         checkpoint) and return put's arguments; its parent is the checkpoint saved last."""
-        new_versions = new_channel_versions(  # what the saver must write
-            self.previous_versions, self.checkpoint["channel_versions"])
-        # channel_values as the saver gave them: the first snapshot after a load reads every one
-        changed = None if self.values_loaded else new_versions
-        self.checkpoint = create_checkpoint(self.checkpoint, self.channels, self.step,
-                                            updated_channels=self.updated_channels,
-                                            changed=changed, id=id)
-        if self.delta.keys:  # DeltaChannel snapshots (delta.py) may bump versions: ask again
-            self.delta.store(self.checkpoint, self.channels, self.metadata, self.previous_versions,
-                             self.get_next_version, self.graph.trigger_to_nodes)
-            new_versions = new_channel_versions(
-                self.previous_versions, self.checkpoint["channel_versions"])
-        self.values_loaded = False
+        saved, versions = self.saved, self.checkpoint["channel_versions"]
+        new_versions = new_channel_versions(saved.versions, versions)  # what the saver must write
+        if self.caches.values_loaded:  # channel_values as the saver gave them: read every channel
+            values = channel_values(self.channels, versions)
+        else:  # our own last snapshot: read again only the channels whose version moved
+            values = changed_values(self.checkpoint, self.channels, new_versions)
+        self.checkpoint = create_checkpoint(self.checkpoint, values, self.step,
+                                            updated_channels=self.updated_channels, id=id)
+        # DeltaChannel snapshots (delta.py) may bump versions: then the saver writes those too
+        if self.delta.store(self.checkpoint, self.metadata, saved.versions):
+            new_versions = new_channel_versions(saved.versions, self.checkpoint["channel_versions"])
+        self.caches.values_loaded = False
         if packets := self.checkpoint["channel_values"].get(TASKS):
             self.checkpoint["channel_values"][TASKS] = [saved_packet(p, self.channels)
                                                         for p in packets]
-        config = self.checkpoint_config  # the checkpoint this one follows (none at first)
-        self.prev_checkpoint_config = config if config[CONF].get("checkpoint_id") else None
-        self.previous_versions = dict(self.checkpoint["channel_versions"])
-        self.checkpoint_config = {
-            **config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
+        config = saved.config  # the checkpoint this one follows (none at first)
+        saved.parent_config = config if config[CONF].get("checkpoint_id") else None
+        saved.versions = dict(self.checkpoint["channel_versions"])
+        saved.config = {**config, CONF: {**config[CONF], "checkpoint_id": self.checkpoint["id"]}}
         # a copy: the next step mutates self.checkpoint while the saver may still be writing
         return Put(config, copy_checkpoint(self.checkpoint), dict(self.metadata), new_versions)
 
@@ -404,31 +432,15 @@ class PregelLoop:
         if not self.saves.saves_at_exit or (self.is_nested and error is None and any(
                 NS_END in part for part in self.namespace)):
             return None, []
-        if self.delta.exit_writes:  # first the delta writes the last checkpoint will replay
-            self.save_exit_delta_writes()
-        ran = self.checkpoint["id"] != self.loaded_id  # something ran since the loaded one
+        # first the DeltaChannel writes the last checkpoint will replay (delta.py)
+        self.saved.config = self.delta.at_exit(self.saves, self.saved.config, self.start.id,
+                                               self.start.superseded, self.checkpoint,
+                                               self.metadata)
+        ran = self.checkpoint["id"] != self.start.id  # something ran since the loaded one
         put = self.snapshot_and_put(id=self.checkpoint["id"]) if ran else None
-        ours = [w for w in self.pending_writes if w[0] in self.written_task_ids]  # this run's
+        ours = [w for w in self.pending_writes if w[0] in self.saved.task_ids]  # this run's
         return put, [self.writes_call(task_id, [(c, v) for t, c, v in ours if t == task_id])
                      for task_id in dict.fromkeys(t for t, _, _ in ours)]  # one call per task
-
-    def save_exit_delta_writes(self) -> None:
-        """"exit" saves no step, so the run's delta writes go on the checkpoint it started from
-        (a new thread: on a stub checkpoint saved for them), where a load walks back to them."""
-        if self.superseded:  # that checkpoint has other children: they must never see these
-            self.delta.forced |= {w[3] for w in self.delta.exit_writes}
-        counters = self.metadata.get(COUNTERS) or {}
-        snapshot = self.delta.due(self.channels, counters, self.checkpoint["channel_versions"])
-        if not (calls := exit_write_calls(self.delta, snapshot | self.delta.forced)):
-            return
-        anchor = self.checkpoint_config
-        if not anchor[CONF].get("checkpoint_id"):  # nothing saved yet: a stub to hold them
-            stub = {**empty_checkpoint(), "id": self.loaded_id}
-            anchor = {**anchor, CONF: {**anchor[CONF], "checkpoint_id": self.loaded_id}}
-            self.saves.submit(self.saves.put, self.checkpoint_config, stub, {"step": -2}, {})
-            self.checkpoint_config = anchor
-        for task_id, path, writes in calls:
-            self.saves.submit(self.saves.put_writes, anchor, writes, task_id, path)
 
     def finish(self, error: BaseException | None) -> bool:
         """At exit: save what 'exit' durability deferred; turn an interrupt into output."""
@@ -444,7 +456,7 @@ class PregelLoop:
 
     # --- output ------------------------------------------------------------------------------
     def read_output(self) -> dict:
-        return self.view.read(self.spec.output_keys)
+        return self.caches.view.read(self.spec.output_keys)
 
     def emit_values(self, updated: set[str]) -> None:
         """Stream the state as "values" when the writes just applied changed an output key."""
@@ -453,7 +465,7 @@ class PregelLoop:
 
     def emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
-            self.emit_fn(self.namespace, mode, payload)
+            self.emit_fn(mode, payload)
 
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
         """Stream what a task just wrote: its updates, or the interrupt it raised."""

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
 from lgcheckpoint.errors import InvalidUpdateError, NodeError, ParentCommand
 from lgcheckpoint.pregel.detect import graphs_called
-from lgcheckpoint.types import Command, RetryPolicy, Send, TimeoutPolicy, update_as_tuples
+from lgcheckpoint.types import (
+    CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, update_as_tuples,
+)
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 Write = tuple[str, Any]  # (channel, value)
 # keyword arguments a node may declare; `error` only typed NodeError (an error handler's)
@@ -80,12 +85,12 @@ class Node:
     branches: list[Branch] = field(default_factory=list)
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = ()  # made a tuple
     ends: tuple[str, ...] | dict = ()  # where a returned Command may go (for get_graph)
-    subgraph: Any = None  # a compiled graph used as this node
+    subgraph: Pregel | None = None  # a compiled graph used as this node
     hidden: bool = False  # START: not streamed, never an interrupt target
     managed: dict[str, Any] = field(default_factory=dict)  # managed values read (managed.py)
-    cache_policy: Any = None  # a CachePolicy: an input seen before is not run (pregel/caching.py)
+    cache_policy: CachePolicy | None = None  # an input seen before is not run (pregel/caching.py)
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
-    timeout: Any = None  # a TimeoutPolicy for each attempt (async nodes only: pregel/timeouts.py)
+    timeout: TimeoutPolicy | None = None  # for each attempt (async nodes only: pregel/timeouts.py)
     error_handler: str | None = None  # the node that runs if this one fails (handlers.py)
 
     def __post_init__(self) -> None:
@@ -104,6 +109,21 @@ class Node:
         return replace(self, **update)
 
     @property
+    def bound(self) -> Callable | None:
+        """The node's function (LangGraph's PregelNode.bound)."""
+        return self.func
+
+    def invoke(self, input: Any, config: dict | None = None, **kwargs: Any) -> Any:
+        """Run the node's function alone, outside a run (LangGraph's PregelNode.invoke): an
+        object with its own invoke (a prebuilt ToolNode) runs that; a function gets config=."""
+        if hasattr(self.func, "invoke"):
+            return self.func.invoke(input, config, **kwargs)
+        if other := [name for name in self.injects if name != "config"]:
+            raise TypeError(f"node '{self.name}' takes {other}, which only a run provides: "
+                            "invoke the graph instead")
+        return self.func(input, **({"config": config or {}} if self.injects else {}))
+
+    @property
     def subgraphs(self) -> list:
         """The graphs this node runs: its subgraph, or those its function calls (detect.py)."""
         if self.subgraph is not None:
@@ -111,7 +131,7 @@ class Node:
         return graphs_called(self.func)
 
     @property
-    def inner_graph(self) -> Any:
+    def inner_graph(self) -> Pregel | None:
         """The graph this node runs that keeps state (one compiled with checkpointer=False
         keeps none)."""
         return next((g for g in self.subgraphs if g.checkpointer is not False), None)

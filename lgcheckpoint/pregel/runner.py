@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import (
@@ -28,9 +28,12 @@ from lgcheckpoint.errors import (
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
 from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.pregel.node import Branch, Node, branch_writes
 from lgcheckpoint.runtime import task_runtime
 from lgcheckpoint.types import Command, Send, current_task
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 Commit = Callable[[Task, "BaseException | None"], "Task | None"]  # -> an error handler's task
 
@@ -78,17 +81,26 @@ def call_node(task: Task) -> Any:
     return call_user(task, node.func, task.input, node.injects)
 
 
+def async_twin(func: Any) -> Callable | None:
+    """A node object that also has an async form (``ainvoke``, as the prebuilt ToolNode does, to
+    await async tools) runs that form in an async run, instead of its sync form in a thread."""
+    twin = getattr(func, "ainvoke", None)
+    return twin if callable(func) and asyncio.iscoroutinefunction(twin) else None
+
+
 async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
         return await node.subgraph.ainvoke(task.input)
     if node.is_async:
         return await call_user(task, node.func, task.input, node.injects)
+    if (twin := async_twin(node.func)) is not None:
+        return await call_user(task, twin, task.input, node.injects)
     # a sync node (or START) runs in a worker thread, keeping the task context
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
 
-def collect_writes(task: Task, result: Any, graph: Any) -> list:
+def collect_writes(task: Task, result: Any, graph: Pregel) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
@@ -97,7 +109,7 @@ def collect_writes(task: Task, result: Any, graph: Any) -> list:
             for b in task.node.branches]
 
 
-def branch_state(branch: Any, task: Task, result: Any) -> Any:
+def branch_state(branch: Branch, task: Task, result: Any) -> Any:
     """What a conditional edge reads: the state with the task's writes, and managed values."""
     state = task.local_read(branch.reads)
     if branch.managed:
@@ -105,7 +117,7 @@ def branch_state(branch: Any, task: Task, result: Any) -> Any:
     return branch_input(branch, state, result)
 
 
-def branch_input(branch: Any, state: dict, returned: Any) -> Any:
+def branch_input(branch: Branch, state: dict, returned: Any) -> Any:
     """A conditional edge sees the state including this task's own writes; without a schema of
     its own, also the keys of the dict its node returned (even keys the state does not have)."""
     if branch.mapper is not None:
@@ -114,14 +126,14 @@ def branch_input(branch: Any, state: dict, returned: Any) -> Any:
     return {**returned, **state} if passthrough else state
 
 
-def add_branch_writes(task: Task, routes: list, graph: Any) -> None:
+def add_branch_writes(task: Task, routes: list, graph: Pregel) -> None:
     timeouts.ensure_open(task)  # an async path function may have outlived the timeout
     for branch, result in routes:
         task.writes.extend(branch_writes(branch.destinations(result)))
     check_sends(task, graph.nodes)
 
 
-def check_sends(task: Task, known_nodes: Any) -> None:
+def check_sends(task: Task, known_nodes: Mapping[str, Node]) -> None:
     for _, value in task.writes:
         if isinstance(value, Send) and value.node not in known_nodes:
             raise InvalidUpdateError(
@@ -179,7 +191,7 @@ def parent_ns(ns: str) -> str:
     return NS_SEP.join(parts)
 
 
-def run_task(task: Task, graph: Any) -> None:
+def run_task(task: Task, graph: Pregel) -> None:
     """Run a node with its retry policy; its writes end up in task.writes."""
     if timeouts.task_timeout(task) is not None:  # only an async run can cancel an attempt
         raise timeouts.sync_run_refused(task.name)
@@ -201,7 +213,7 @@ def run_task(task: Task, graph: Any) -> None:
             current_task.reset(token)
 
 
-async def arun_task(task: Task, graph: Any) -> None:
+async def arun_task(task: Task, graph: Pregel) -> None:
     """Async twin of run_task: awaits async nodes and path functions, each try timed."""
     for attempts in itertools.count(1):
         task.writes.clear()
@@ -219,7 +231,7 @@ async def arun_task(task: Task, graph: Any) -> None:
             current_task.reset(token)
 
 
-async def aattempt(task: Task, graph: Any) -> None:
+async def aattempt(task: Task, graph: Pregel) -> None:
     """One try of a task: the node, then its conditional edges, all into task.writes."""
     try:
         routes = collect_writes(task, await acall_node(task), graph)
@@ -270,7 +282,7 @@ def end_task(commit: Commit, errors: list, task: Task, exc: BaseException | None
     return [handler] if handler is not None else []
 
 
-def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -> None:
+def run_step(tasks: list[Task], commit: Commit, graph: Pregel, pool_holder: list) -> None:
     """Run a step's tasks (inline if alone, else in threads); commit each as it finishes.
     A failed node's error handler joins the step at once, beside the tasks still running.
     Past graph.step_timeout it raises TimeoutError, once the threads still running have ended
@@ -319,7 +331,7 @@ def run_step(tasks: list[Task], commit: Commit, graph: Any, pool_holder: list) -
     raise_step_errors(errors)
 
 
-async def arun_step(tasks: list[Task], commit: Commit, graph: Any) -> None:
+async def arun_step(tasks: list[Task], commit: Commit, graph: Pregel) -> None:
     """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks.
     Past graph.step_timeout the tasks still running are cancelled (saved as cancelled)."""
     errors: list[BaseException] = []

@@ -24,8 +24,9 @@ import concurrent.futures
 import threading
 from typing import Any, Callable, NamedTuple
 
+from lgcheckpoint.cache.base import BaseCache
 from lgcheckpoint.checkpoint.base import (
-    ChannelVersions, Checkpoint, CheckpointMetadata, PutWrites, RunnableConfig,
+    BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata, PutWrites, RunnableConfig,
 )
 from lgcheckpoint.pregel.node import accepts
 
@@ -42,7 +43,8 @@ class Put(NamedTuple):
 class SaveQueue:
     """What the loop hands over (a task's writes, a step's checkpoint) and when it is saved."""
 
-    def __init__(self, saver: Any, durability: str, prefix: str = "") -> None:
+    def __init__(self, saver: BaseCheckpointSaver | None, durability: str, prefix: str = ""
+                 ) -> None:
         self.saver, self.durability = saver, durability
         if saver is not None:  # the saver's verbs: put, ... or, with prefix "a", aput, ...
             self.put_writes, self.put, self.put_writes_and_checkpoint = saver_verbs(saver, prefix)
@@ -91,7 +93,7 @@ class SaveQueue:
             self.held = None
 
 
-def saver_verbs(saver: Any, prefix: str) -> tuple[Callable, Callable, Callable]:
+def saver_verbs(saver: BaseCheckpointSaver, prefix: str) -> tuple[Callable, Callable, Callable]:
     """The saver's (a)put_writes, (a)put and the two in one commit, fitted to a user's subclass:
     a put_writes written before task_path existed does not get it (LangGraph checks the same),
     and when put_writes or put is overridden, the one-commit verb (which would skip the override)
@@ -119,12 +121,12 @@ def saver_verbs(saver: Any, prefix: str) -> tuple[Callable, Callable, Callable]:
 class SyncSaveQueue(SaveQueue):
     """Saver calls on one worker thread ("sync": inline, in the caller's thread)."""
 
-    def __init__(self, saver: Any, durability: str) -> None:
+    def __init__(self, saver: BaseCheckpointSaver | None, durability: str) -> None:
         super().__init__(saver, durability)
         self.worker = concurrent.futures.ThreadPoolExecutor(1) if durability != "sync" else None
         self.last: concurrent.futures.Future | None = None  # one worker: the last is done last
 
-    def cache_set(self, cache: Any, pairs: dict) -> None:
+    def cache_set(self, cache: BaseCache, pairs: dict) -> None:
         """Store a finished task's writes in the node cache, queued like a save."""
         self.submit(cache.set, pairs)
 
@@ -163,12 +165,12 @@ class SyncSaveQueue(SaveQueue):
 class AsyncSaveQueue(SaveQueue):
     """Async twin: each call is an asyncio task that first awaits the one queued before it."""
 
-    def __init__(self, saver: Any, durability: str) -> None:
+    def __init__(self, saver: BaseCheckpointSaver | None, durability: str) -> None:
         super().__init__(saver, durability, prefix="a")  # the saver's async verbs
         self.last: asyncio.Future | None = None
         self.loop = asyncio.get_running_loop()  # a child on another event loop cannot join
 
-    def cache_set(self, cache: Any, pairs: dict) -> None:
+    def cache_set(self, cache: BaseCache, pairs: dict) -> None:
         self.submit(cache.aset, pairs)
 
     def submit(self, verb: Callable, *args: Any) -> None:

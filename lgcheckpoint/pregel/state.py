@@ -7,21 +7,28 @@ Editing it (update_state) is pregel/update.py's. Next: pregel/update.py.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from lgcheckpoint.checkpoint.base import CheckpointTuple, copy_checkpoint
+from lgcheckpoint.channels import Channel
+from lgcheckpoint.checkpoint.base import (
+    BaseCheckpointSaver, Checkpoint, CheckpointTuple, copy_checkpoint,
+)
 from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, NULL_TASK_ID, START
 from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, apply_writes, prepare_next_tasks, read_state, reuse_pending_writes,
+    GetNextVersion, InputWrites, Task, apply_writes, prepare_next_tasks, reuse_pending_writes,
 )
 from lgcheckpoint.pregel.checkpoint import channels_from_checkpoint, empty_checkpoint
 from lgcheckpoint.pregel.subgraphs import own_namespace, resolve_saver
+from lgcheckpoint.pregel.view import StateView, read_state
 from lgcheckpoint.types import StateSnapshot
 
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
-def state_saver(graph: Any, config: dict) -> Any:
+
+def state_saver(graph: Pregel, config: dict) -> BaseCheckpointSaver:
     """The saver that holds this graph's checkpoints (its own, or the parent's for a subgraph)."""
     saver = resolve_saver(graph, config.get(CONF, {}))
     if not saver:
@@ -32,7 +39,8 @@ def state_saver(graph: Any, config: dict) -> Any:
     return saver
 
 
-def locate(graph: Any, config: dict, update: bool = False) -> tuple[Any, dict, Any]:
+def locate(graph: Pregel, config: dict, update: bool = False
+           ) -> tuple[Pregel, dict, BaseCheckpointSaver]:
     """Who answers this config: the (sub)graph its checkpoint_ns names, the config, the saver.
     A namespace no declared subgraph owns (a graph a node runs from a dict, a factory...) is
     still read from the saver, through this graph's channels; an update there is refused, as
@@ -51,7 +59,7 @@ def locate(graph: Any, config: dict, update: bool = False) -> tuple[Any, dict, A
     return graph, {**config, CONF: {**conf, "thread_id": str(conf["thread_id"])}}, saver
 
 
-def declared_subgraph(graph: Any, ns: str) -> Any:
+def declared_subgraph(graph: Pregel, ns: str) -> Pregel | None:
     """The subgraph a namespace ("a:<id>|b:<id>") names, or None if no node declares it."""
     for _, sub in graph.get_subgraphs(namespace=stable_ns(ns), recurse=True):
         return sub
@@ -63,7 +71,7 @@ def stable_ns(ns: str) -> str:
     return NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP) if not p.isdigit())
 
 
-def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any,
+def snapshot(graph: Pregel, config: dict, saved: CheckpointTuple | None, saver: BaseCheckpointSaver,
              recurse: bool = False, live: bool = False) -> StateSnapshot:
     """The state at one checkpoint: values, next tasks with their writes, interrupts."""
     if saved is None:
@@ -83,7 +91,8 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
         # show the result of tasks that already finished, as if the step were done
         reuse_pending_writes(tasks, pending)
         if done := [t for t in tasks.values() if t.writes]:
-            apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes)
+            apply_writes(checkpoint, channels, done, None, graph.trigger_to_nodes,
+                         StateView(channels))
     reported = out.tasks_with_writes(list(tasks.values()), pending, states, graph, live=live)
     return StateSnapshot(
         read_state(channels, graph.stream_channels),
@@ -97,8 +106,8 @@ def snapshot(graph: Any, config: dict, saved: CheckpointTuple | None, saver: Any
     )
 
 
-def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None, copy: bool = True
-            ) -> tuple[dict, dict, list, dict]:
+def restore(graph: Pregel, saved: CheckpointTuple | None, saver: BaseCheckpointSaver | None = None,
+            copy: bool = True) -> tuple[Checkpoint, dict[str, Channel], list, dict[str, Task]]:
     """A saved checkpoint brought back: the checkpoint, live channels, pending writes, the next
     tasks (without a saver, DeltaChannels that store no value here read as empty). ``copy=False``
     when no writes will land and ``saved`` is the caller's own (an old checkpoint's format is
@@ -113,19 +122,20 @@ def restore(graph: Any, saved: CheckpointTuple | None, saver: Any = None, copy: 
     pending = list(saved.pending_writes or [])
     tasks = prepare_next_tasks(checkpoint, pending, graph.nodes, channels, saved.config,
                                saved.metadata.get("step", -1) + 1,
-                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None)
+                               trigger_to_nodes=graph.trigger_to_nodes, updated_channels=None,
+                               view=StateView(channels))
     return checkpoint, channels, pending, tasks
 
 
-def apply_null_writes(graph: Any, checkpoint: dict, channels: dict, pending: list,
-                      version: Any) -> None:
+def apply_null_writes(graph: Pregel, checkpoint: Checkpoint, channels: dict[str, Channel],
+                      pending: list, version: GetNextVersion | None) -> None:
     """Writes no task made (Command(update=...), resume values) land first."""
     if null_writes := [(c, v) for t, c, v in pending if t == NULL_TASK_ID]:
         apply_writes(checkpoint, channels, [InputWrites(null_writes)], version,
-                     graph.trigger_to_nodes)
+                     graph.trigger_to_nodes, StateView(channels))
 
 
-def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
+def infer_as_node(graph: Pregel, versions_seen: dict) -> str | None:
     """update_state without as_node: the node that ran last, if exactly one did."""
     if len(graph.nodes) == 1:
         return next(iter(graph.nodes))
@@ -138,7 +148,7 @@ def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
     return None
 
 
-def superseded(saver: Any, config: dict, saved: CheckpointTuple) -> bool:
+def superseded(saver: BaseCheckpointSaver, config: dict, saved: CheckpointTuple) -> bool:
     """Did the config address an old checkpoint (the thread has moved past it)?"""
     return bool(config[CONF].get("checkpoint_id")) and moved_past(
         saved, saver.get_tuple(without_id(config)))

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
-from lgcheckpoint.pregel.algo import key_list
+from lgcheckpoint.pregel.algo import Task, key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
 
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
+    from lgcheckpoint.pregel.loop import PregelLoop
 
-def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool = False) -> dict:
+
+def updates_payload(keys: list[str] | str, task: Task, writes: list, cached: bool = False
+                    ) -> dict:
     """{node: {key: value}} for one task; repeated keys become a list of single-key dicts;
     a single-value state shows the value itself, a @task call what it returned."""
     mine = [(c, v) for c, v in writes if c in key_list(keys)]
@@ -36,7 +41,7 @@ def updates_payload(keys: list[str] | str, task: Any, writes: list, cached: bool
     return payload
 
 
-def task_payload(task: Any) -> dict:
+def task_payload(task: Task) -> dict:
     """A task about to run (stream_mode="tasks"), with the caller's metadata (debug.py)."""
     return task_event(task)
 
@@ -53,7 +58,7 @@ def result_writes(writes: list, keys: Any = None) -> Any:
             for chan, values in by_channel.items()}
 
 
-def task_result_payload(graph: Any, task: Any, writes: list) -> dict:
+def task_result_payload(graph: Pregel, task: Task, writes: list) -> dict:
     """A task that finished (stream_mode="tasks"): its result, error and interrupts."""
     return {
         "id": task.id, "name": task.name,
@@ -85,7 +90,7 @@ def public_config(config: dict | None) -> dict | None:
     return {CONF: {k: v for k, v in config.get(CONF, {}).items() if not k.startswith("__")}}
 
 
-def tasks_with_writes(tasks: list, pending_writes: list, states: dict, graph: Any,
+def tasks_with_writes(tasks: list[Task], pending_writes: list, states: dict, graph: Pregel,
                       live: bool = False) -> tuple[PregelTask, ...]:
     """Tasks as get_state reports them: each with its error, interrupts, result and state."""
     out = []
@@ -112,16 +117,16 @@ def subgraph_task_states(tasks: list, config: dict) -> dict:
             for task in tasks if task.node.inner_graph is not None}
 
 
-def checkpoint_payload(loop: Any) -> dict:
+def checkpoint_payload(loop: PregelLoop) -> dict:
     """stream_mode="checkpoints": the checkpoint just made, shaped like get_state's output."""
-    config = {**loop.checkpoint_config, CONF: {
-        **loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
+    config = {**loop.saved.config, CONF: {
+        **loop.saved.config[CONF], "checkpoint_id": loop.checkpoint["id"]}}
     tasks = list(loop.tasks.values())
     return {
         "config": public_config(with_checkpoint_map(config, loop.metadata)),
-        "parent_config": public_config(with_checkpoint_map(loop.prev_checkpoint_config,
+        "parent_config": public_config(with_checkpoint_map(loop.saved.parent_config,
                                                            loop.metadata)),
-        "values": loop.view.read(loop.graph.stream_channels),
+        "values": loop.caches.view.read(loop.graph.stream_channels),
         "metadata": loop.metadata,
         "next": [t.name for t in tasks],
         "tasks": [checkpoint_task(t) for t in tasks_with_writes(

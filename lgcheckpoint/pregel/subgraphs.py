@@ -19,10 +19,13 @@ End of the side trip from pregel/node.py.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from lgcheckpoint.checkpoint.base import CheckpointTuple
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from lgcheckpoint.constants import CHECKPOINTER, CONF, NS_END, NS_SEP, REPLAYING, RESUMING, TASK_ID
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 
@@ -33,7 +36,7 @@ def is_own_run(config: dict) -> bool:
     return any(conf.get(key) for key in COORDINATES)
 
 
-def resolve_saver(graph: Any, conf: dict) -> Any:
+def resolve_saver(graph: Pregel, conf: dict) -> BaseCheckpointSaver | None:
     """The saver a graph's runs and state methods use, given the run's configurable."""
     if graph.checkpointer is False:
         return None
@@ -46,7 +49,7 @@ def resolve_saver(graph: Any, conf: dict) -> Any:
     return graph.checkpointer
 
 
-def locate_run(graph: Any, conf: dict) -> None:
+def locate_run(graph: Pregel, conf: dict) -> None:
     """Where a run's checkpoints are: its own namespace, and the checkpoint the caller named
     for it in checkpoint_map (a subgraph's config from get_state: time travel into it)."""
     conf.update(own_namespace(graph, conf))
@@ -55,7 +58,7 @@ def locate_run(graph: Any, conf: dict) -> None:
         conf["checkpoint_id"] = named
 
 
-def own_namespace(graph: Any, conf: dict) -> dict:
+def own_namespace(graph: Pregel, conf: dict) -> dict:
     """A checkpointer=True graph stores under its namespace without task ids ("outer|child")."""
     if graph.checkpointer is not True:
         return conf
@@ -89,12 +92,13 @@ def replay_bound(conf: dict) -> str | None:
     return replay.checkpoint_id
 
 
-def load_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
+def load_before(saver: BaseCheckpointSaver, config: dict, bound: str) -> CheckpointTuple | None:
     """The latest checkpoint of config's namespace saved before checkpoint `bound`."""
     return next(iter(saver.list(config, before={CONF: {"checkpoint_id": bound}}, limit=1)), None)
 
 
-async def aload_before(saver: Any, config: dict, bound: str) -> CheckpointTuple | None:
+async def aload_before(saver: BaseCheckpointSaver, config: dict, bound: str
+                       ) -> CheckpointTuple | None:
     async for saved in saver.alist(config, before={CONF: {"checkpoint_id": bound}}, limit=1):
         return saved
     return None

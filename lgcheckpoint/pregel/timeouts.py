@@ -39,12 +39,14 @@ import functools
 import inspect
 import time
 from contextlib import suppress
-from contextvars import ContextVar
-from dataclasses import replace
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lgcheckpoint.errors import NodeTimeoutError
+from lgcheckpoint.runtime import open_clocks
 from lgcheckpoint.types import TimeoutPolicy
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel.algo import Task
 
 SYNC_REFUSED = ("Node timeouts are only supported for async nodes because sync Python "
                 "execution cannot be safely cancelled in-process.")
@@ -64,7 +66,7 @@ def sync_run_refused(name: str) -> ValueError:
                       "ainvoke/astream")
 
 
-def task_timeout(task: Any) -> TimeoutPolicy | None:
+def task_timeout(task: Task) -> TimeoutPolicy | None:
     """A Send's own policy wins over its node's."""
     return task.timeout or task.node.timeout
 
@@ -91,28 +93,6 @@ class AttemptClock:
             await asyncio.sleep(left)
 
 
-# the open timed attempts this code runs inside, innermost last: a subgraph or a @task call
-# started by a timed node runs in a copy of its context, so its output is that node's progress
-open_clocks: ContextVar[tuple[AttemptClock, ...]] = ContextVar("open_clocks", default=())
-
-
-def timed_runtime(runtime: Any) -> Any:
-    """A node's Runtime inside timed attempts: heartbeat() is the innermost one's progress,
-    custom stream output everyone's (and is dropped once one of them timed out)."""
-    clocks = open_clocks.get()
-    if not clocks:
-        return runtime
-    writer = runtime.stream_writer
-
-    def write(chunk: Any) -> None:
-        if all(clock.open for clock in clocks):
-            for clock in clocks:
-                clock.progress()
-            writer(chunk)
-
-    return replace(runtime, heartbeat=clocks[-1].heartbeat, stream_writer=write)
-
-
 def note_call(name: str) -> None:
     """A @task call is progress of the timed attempts it runs in; after a timeout, refused."""
     clocks = open_clocks.get()
@@ -122,14 +102,14 @@ def note_call(name: str) -> None:
         clock.progress()
 
 
-def ensure_open(task: Any) -> None:
+def ensure_open(task: Task) -> None:
     """Stop a timed-out attempt that ignored its cancellation before it writes anything: the
     task's writes belong to its next attempt by now."""
     if task_timeout(task) is not None and not open_clocks.get()[-1].open:
         raise asyncio.CancelledError(f"'{task.name}' timed out; this attempt's writes are dropped")
 
 
-async def run_timed(task: Any, attempt: Callable[[], Awaitable[Any]]) -> Any:
+async def run_timed(task: Task, attempt: Callable[[], Awaitable[Any]]) -> Any:
     """Await one attempt; if a limit of the task's policy passes first, cancel it and raise."""
     policy = task_timeout(task)
     if policy is None:

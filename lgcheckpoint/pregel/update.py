@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import uuid
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from lgcheckpoint.checkpoint.base import copy_checkpoint
 from lgcheckpoint.constants import CONF, END, INPUT, INTERRUPT
@@ -30,16 +30,20 @@ from lgcheckpoint.managed import Window, read_managed
 from lgcheckpoint.pregel import delta
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
-    InputWrites, local_read, apply_writes, reuse_pending_writes, task_path_str,
+    InputWrites, Task, local_read, apply_writes, reuse_pending_writes, task_path_str,
 )
 from lgcheckpoint.pregel.checkpoint import (
-    create_checkpoint, migrate_pending_sends, new_channel_versions,
+    channel_values, create_checkpoint, migrate_pending_sends, new_channel_versions,
 )
 from lgcheckpoint.pregel.loop import input_writes
-from lgcheckpoint.pregel.node import branch_writes
+from lgcheckpoint.pregel.node import Node, branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded
+from lgcheckpoint.pregel.view import StateView
 from lgcheckpoint.types import StateUpdate
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
 
@@ -47,7 +51,7 @@ COPY = "__copy__"  # as_node of a fork beside the edited checkpoint
 class Edit:
     """One superstep of edits: the checkpoint it edits, brought back, and how it is published."""
 
-    def __init__(self, graph: Any, config: dict, first: bool) -> None:
+    def __init__(self, graph: Pregel, config: dict, first: bool) -> None:
         self.graph, config, self.saver = locate(graph, config, update=True)
         conf = {"checkpoint_ns": "", **config[CONF]}
         self.config = {**config, CONF: conf}
@@ -61,8 +65,10 @@ class Edit:
         self.previous_versions = dict(self.checkpoint["channel_versions"])
         self.metadata = saved.metadata if saved else {}
         self.updated: set[str] = set()
-        self.delta = delta.DeltaBook(self.graph.channels)  # a new branch: its writes snapshot
-        self.delta.loaded(self.pending, reuses=False)
+        # DeltaChannels (delta.py): an edit starts a new branch, so its loaded writes snapshot
+        self.delta = delta.DeltaBook(self.channels, self.graph.trigger_to_nodes,
+                                     self.saver.get_next_version)
+        self.delta.loaded(self.pending, [], reuses=False)
         self.step = self.metadata.get("step", -1)
         # the new checkpoint's parent: the edited one
         self.parent_config = {**self.config, CONF: {**conf, **saved.config[CONF]}} if saved else (
@@ -72,32 +78,23 @@ class Edit:
         self.keeps_writes = saved is not None and not (
             first and superseded(self.saver, self.config, saved))
 
-    def apply(self, tasks: Any) -> None:
+    def apply(self, tasks: Iterable[Task | InputWrites]) -> None:
         tasks = list(tasks)
         self.updated |= apply_writes(self.checkpoint, self.channels, tasks,
-                                     self.saver.get_next_version, self.graph.trigger_to_nodes)
-        self.delta.overwritten(w for task in tasks for w in task.writes)
+                                     self.saver.get_next_version, self.graph.trigger_to_nodes,
+                                     StateView(self.channels))
+        self.delta.after_step(tasks, self.step)
 
     def publish(self, source: str, new_step: int, id_step: int | None = None) -> dict:
         """Save the edited state as a new checkpoint after the edited one; its config."""
-        new = create_checkpoint(self.checkpoint, self.channels,
-                                new_step if id_step is None else id_step)
+        values = channel_values(self.channels, self.checkpoint["channel_versions"])
+        new = create_checkpoint(self.checkpoint, values, new_step if id_step is None else id_step)
         metadata = {"source": source, "step": new_step, "parents": self.metadata.get("parents", {})}
-        if self.delta.keys:
-            self.store_deltas(new, metadata)
+        previous = None if self.saved is None else self.metadata  # None: a new thread
+        self.delta.store_edit(new, metadata, previous, self.updated, self.previous_versions)
         put = self.saver.put(self.parent_config, new, metadata,
                              new_channel_versions(self.previous_versions, new["channel_versions"]))
         return out.with_checkpoint_map(put, self.metadata)
-
-    def store_deltas(self, new: dict, metadata: dict) -> None:
-        """A new thread snapshots every delta channel it wrote; an edit counts like a step."""
-        if self.saved is None:
-            self.delta.forced = {k for k in self.delta.keys if k in new["channel_versions"]
-                                 and self.channels[k].is_available()}
-        else:
-            self.delta.count(self.metadata, metadata, self.updated)
-        self.delta.store(new, self.channels, metadata, self.previous_versions,
-                         self.saver.get_next_version, self.graph.trigger_to_nodes)
 
     def keep_writes(self, writes: list, task_id: str, task_path: str = "") -> None:
         """Save an edit's writes on the checkpoint it edits, where DeltaChannels replay them;
@@ -107,10 +104,10 @@ class Edit:
         if self.keeps_writes:
             self.saver.put_writes(self.parent_config, list(writes), task_id, task_path)
         else:
-            self.delta.forced |= delta.written(self.graph.channels, writes)
+            self.delta.force(writes)
 
 
-def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
+def bulk_update_state(graph: Pregel, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
     """Apply each superstep of updates in turn; returns the last saved checkpoint's config."""
     if len(supersteps) == 0:
         raise ValueError("No supersteps provided: pass a list of lists of StateUpdate")
@@ -163,7 +160,7 @@ def copy_beside(edit: Edit, values: Any) -> dict:
                                  "get_state_history(config)")
     source = copy_checkpoint(saved.checkpoint)
     migrate_pending_sends(source)  # a pre-v4 checkpoint's Sends: into TASKS, or the copy drops them
-    copy = create_checkpoint(source, None, edit.step)
+    copy = create_checkpoint(source, source["channel_values"], edit.step)
     beside = saved.parent_config or {
         **saved.config, CONF: {**saved.config[CONF], "checkpoint_id": None}}
     metadata = {"source": "fork", "step": edit.step + 1,
@@ -216,11 +213,11 @@ def named_update(edit: Edit, update: StateUpdate, alone: bool) -> StateUpdate:
     return update._replace(as_node=as_node)
 
 
-def node_writes(edit: Edit, node: Any, values: Any) -> list:
+def node_writes(edit: Edit, node: Node, values: Any) -> list:
     """What the node's result `values` writes: state updates, edges, conditional edges."""
     writes = node.result_writes(values)
     for branch in node.branches:
-        state = local_read(edit.channels, writes, branch.reads)
+        state = local_read(StateView(edit.channels), writes, branch.reads)
         if branch.managed:  # LangGraph's window for an update: two steps from here
             state.update(read_managed(branch.managed, Window(edit.step, edit.step + 2)))
         route = branch.path(branch_input(branch, state, values))

@@ -7,10 +7,14 @@ End of the side trip from pregel/__init__.py.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
 from lgcheckpoint.constants import ERROR, INPUT, INTERRUPT, NO_WRITES, RESUME
 from lgcheckpoint.pregel.timeouts import sync_timeout_refused
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 # names the loop writes itself: neither a node nor a channel may take them
 RESERVED_NAMES = frozenset((INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES))
@@ -21,7 +25,7 @@ def as_list(names: str | Sequence[str] | None) -> list[str]:
     return [] if names is None else [names] if isinstance(names, str) else list(names)
 
 
-def validate_graph(graph: Any) -> None:
+def validate_graph(graph: Pregel) -> None:
     """Refuse reserved names and channels that do not exist; an unread input channel; a
     timeout on a sync node (a thread cannot be cancelled: pregel/timeouts.py)."""
     channels, nodes = graph.channels, graph.nodes
@@ -56,10 +60,8 @@ def validate_graph(graph: Any) -> None:
                                  f"{sorted(nodes)}")
 
 
-def check_checkpointer(checkpointer: Any) -> Any:
+def check_checkpointer(checkpointer: Any) -> BaseCheckpointSaver | bool | None:
     """A saver, or None / True / False (none; a subgraph's per-thread or no state)."""
-    from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
-
     if checkpointer is None or isinstance(checkpointer, (bool, BaseCheckpointSaver)):
         return checkpointer
     raise TypeError(f"Invalid checkpointer provided. Expected an instance of BaseCheckpointSaver "

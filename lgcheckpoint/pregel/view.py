@@ -5,18 +5,28 @@ edge's input. Read channel by channel, a state of 1,000 keys costs 1,000 get() c
 although a step usually changes one key. A StateView keeps one dict per key list the graph reads
 (registered up front: each node's, each conditional edge's, the output's); apply_writes, the one
 place that changes channels in a step, refreshes only the entries of the channels it changed.
-A read returns a new dict: a node may mutate its input, and the channels never see that.
+A read returns a new dict: a node may mutate its input, and the channels never see that. The
+view also names the channels that may forget (Channel.forgets), the only ones an empty step visits.
 Next: pregel/algo.py (apply_writes refreshes the view; prepare_next_tasks reads it).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from lgcheckpoint.channels import Channel
-from lgcheckpoint.pregel.algo import read_state
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 KeyList = Sequence[str]  # state keys read together, in the order the dict lists them
+
+
+def read_state(channels: Mapping[str, Channel], keys: KeyList | str) -> Any:
+    """Current values of some channels as a dict (empty ones left out), or one channel's value."""
+    if isinstance(keys, str):
+        return channels[keys].get() if channels[keys].is_available() else None
+    return {k: channels[k].get() for k in keys if channels[k].is_available()}
 
 
 class Kept:
@@ -32,8 +42,11 @@ class Kept:
 class StateView:
     """The registered key lists' current values, refreshed channel by channel."""
 
-    def __init__(self, channels: Mapping[str, Channel], key_lists: Iterable[Any]) -> None:
+    def __init__(self, channels: Mapping[str, Channel],
+                 key_lists: Iterable[KeyList | str] = ()) -> None:
         self.channels = channels
+        # what a step without writes may clear (Channel.forgets): apply_writes visits only these
+        self.forgetful = [k for k, chan in channels.items() if chan.forgets]
         # by identity: a Kept holds its list, so no other list takes its id while the view
         # lives; one name (a single-value state, START's input) is read from its channel
         self.kept = {id(keys): Kept(keys, channels) for keys in key_lists
@@ -63,7 +76,7 @@ class StateView:
                 kept.values = read_state(self.channels, kept.keys)
 
 
-def key_lists(graph: Any, output_keys: KeyList | str) -> list:
+def key_lists(graph: Pregel, output_keys: KeyList | str) -> list:
     """What a step reads whole: each node's input, each conditional edge's, the output (and
     the "checkpoints" chunk's)."""
     nodes = graph.nodes.values()

@@ -195,12 +195,12 @@ check_2()
 
 # %% [markdown]
 # ## Read it in the source
-# `create_checkpoint` copies the channels into a new checkpoint at each boundary (and leaves empty
-# channels out); `CheckpointTuple` is what a saver returns; `snapshot` turns one into a
-# `StateSnapshot` for `get_state`.
+# `channel_values` copies the channels' values (and leaves empty channels out); `create_checkpoint`
+# puts them in a new checkpoint at each boundary; `CheckpointTuple` is what a saver returns;
+# `snapshot` turns one into a `StateSnapshot` for `get_state`.
 
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("pregel/checkpoint.py: create_checkpoint", "checkpoint/base.py: CheckpointTuple",
-            "pregel/state.py: snapshot")
+show_source("pregel/checkpoint.py: channel_values", "pregel/checkpoint.py: create_checkpoint",
+            "checkpoint/base.py: CheckpointTuple", "pregel/state.py: snapshot")

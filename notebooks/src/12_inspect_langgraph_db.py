@@ -5,7 +5,8 @@
 # database written by LangGraph opens here — and every viewer works on it. The file
 # `data/langgraph_support.sqlite` was written by **LangGraph 1.2's own `SqliteSaver`**
 # (`tools/make_langgraph_fixture.py` regenerates it when LangGraph is installed): a support
-# ticket with langchain chat messages, an interrupt for a refund approval, and a fork.
+# ticket with langchain chat messages, the customer as a record of the support desk's own code, an
+# interrupt for a refund approval, and a fork.
 #
 # The same works from a terminal: `lgcheckpoint inspect notebooks/data/langgraph_support.sqlite`.
 
@@ -28,17 +29,20 @@ print([row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type
 
 # %% [markdown]
 # ## Loading safely: inspection mode
-# The state holds `langchain_core` message objects. lgcheckpoint does not import langchain, and
-# its serializer will not build a type it was not told to trust. For looking at foreign data there
-# is an **inspection mode**: unknown types come back as inert `Opaque` placeholders that show module,
+# The state holds `langchain_core` message objects, which are on LangGraph's safe list: they are
+# built (with the `messages` extra, lgcheckpoint's only use of langchain-core). It also holds a
+# `Customer`, a class of the support desk's own code (`support_desk.Customer`), and the serializer
+# will not build a type it was not told to trust. For looking at foreign data there is an
+# **inspection mode**: unknown types come back as inert `Opaque` placeholders that show module,
 # name and fields — nothing is imported or constructed.
 
 # %%
 saver = SqliteSaver(conn, serde=JsonPlusSerializer(inspect=True))
 config = {"configurable": {"thread_id": "ticket-42"}}
 latest = saver.get_tuple(config)
+print(latest.checkpoint["channel_values"]["customer"])
 for message in latest.checkpoint["channel_values"]["messages"]:
-    print(message)
+    print(repr(message))
 
 # %% [markdown]
 # ## The lineage of the thread
@@ -154,7 +158,7 @@ from lgcheckpoint.errors import InvalidCheckpointError
 
 def check_2():
     return check(lambda: isinstance(refusal, InvalidCheckpointError)
-                 and "langchain" in str(refusal.__cause__),
+                 and "support_desk.Customer" in str(refusal.__cause__),
                  "catch the error of SqliteSaver(conn).get_tuple(config) as refusal")
 
 

@@ -235,10 +235,12 @@ check_2()
 # %% [markdown]
 # ## Read it in the source
 # `DeltaChannel` stores nothing itself (`checkpoint()` is MISSING) and folds writes in batches
-# (`replay_writes`). `DeltaBook.store` (pregel/delta.py) decides at each checkpoint which delta
-# channels snapshot and resets their counters; `resolve` rebuilds the values when a checkpoint
-# is loaded, from the saver's `get_delta_channel_history` — the contract's default walk is in
-# `BaseCheckpointSaver`, SQLite's reads ancestors a page at a time (`HistoryRead`).
+# (`replay_writes`). The loop calls `DeltaBook` (pregel/delta.py) once per phase -- `loaded`,
+# `took_input`, `after_step`, `count`, `store`, `at_exit` -- and `DeltaBook.store` decides at
+# each checkpoint which delta channels snapshot and resets their counters; `resolve` rebuilds
+# the values when a checkpoint is loaded, from the saver's `get_delta_channel_history` — the
+# contract's default walk is in `BaseCheckpointSaver`, SQLite's reads ancestors a page at a time
+# (`HistoryRead`).
 
 # %%
 show_source("channels.py: DeltaChannel.replay_writes", "pregel/delta.py: DeltaBook.store",

@@ -23,6 +23,16 @@ from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeErr
 
 TypeName = tuple[str, str]  # (module, class name) as written on the wire
 
+# langchain-core's chat messages, as far as LangGraph's safe list goes (lgcheckpoint.messages):
+# pydantic models built from their stored fields; a message class not named here is refused
+MESSAGE_TYPES = [
+    (f"langchain_core.messages.{module}", name + chunk)
+    for module, name in [("base", "BaseMessage"), ("human", "HumanMessage"), ("ai", "AIMessage"),
+                         ("system", "SystemMessage"), ("chat", "ChatMessage"),
+                         ("tool", "ToolMessage"), ("function", "FunctionMessage")]
+    for chunk in ("", "Chunk")
+] + [("langchain_core.messages.modifier", "RemoveMessage")]
+
 # stdlib types whose constructors only build a value from data (no I/O, no code)
 SAFE_TYPES: frozenset[TypeName] = frozenset(
     [("datetime", n) for n in ("datetime", "date", "time", "timedelta", "timezone")]
@@ -30,6 +40,7 @@ SAFE_TYPES: frozenset[TypeName] = frozenset(
     + [("builtins", "set"), ("builtins", "frozenset"), ("collections", "deque")]
     + [("ipaddress", f"IPv{v}{k}") for v in (4, 6) for k in ("Address", "Interface", "Network")]
     + [(m, n) for m in ("pathlib", "pathlib._local") for n in ("Path", "PosixPath", "WindowsPath")]
+    + MESSAGE_TYPES
 )
 
 # (module, name, method) calls allowed for extension code 3; nothing else is ever called by name
