@@ -320,6 +320,7 @@ class StateGraph(WithNodeDefaults):
         return ([k for k in keys if k not in self.managed],
                 {k: self.managed[k] for k in keys if k in self.managed})
 
+
 class CompiledStateGraph(Pregel):
     """A compiled StateGraph: run it with invoke/stream, inspect it with get_state."""
 
