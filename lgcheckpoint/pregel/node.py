@@ -37,6 +37,28 @@ def accepts(fn: Callable, name: str) -> bool:
     return param is not None
 
 
+def is_runnable(value: Any) -> bool:
+    """A langchain Runnable (``prompt | model``, a chat model, a RunnableLambda...), told
+    without importing langchain."""
+    return any(c.__name__ == "Runnable" and c.__module__ == "langchain_core.runnables.base"
+               for c in type(value).__mro__)
+
+
+class RunnableCall:
+    """A langchain Runnable as a node or a conditional edge, invoked with the task's config (so
+    its callbacks see it: a chat model inside streams to stream_mode="messages"); an async run
+    awaits its ainvoke."""
+
+    def __init__(self, runnable: Any) -> None:
+        self.runnable, self.__name__ = runnable, runnable.get_name()
+
+    def __call__(self, value: Any, config: dict) -> Any:
+        return self.runnable.invoke(value, config)
+
+    async def acall(self, value: Any, config: dict) -> Any:
+        return await self.runnable.ainvoke(value, config)
+
+
 @dataclass
 class Branch:
     """A conditional edge: path(state) names the next node(s), optionally through path_map."""
@@ -50,7 +72,13 @@ class Branch:
     sees_update: bool = True
 
     def __post_init__(self) -> None:
+        if is_runnable(self.path):
+            self.path = RunnableCall(self.path)
         self.injects = ("config",) if accepts(self.path, "config") else ()
+
+    def path_for(self, is_async: bool) -> Callable:
+        """What a run calls: an async run awaits a Runnable's ainvoke."""
+        return self.path.acall if is_async and isinstance(self.path, RunnableCall) else self.path
 
     def destinations(self, result: Any) -> list[str | Send]:
         """Map what path() returned to node names or Send packets; refuse nonsense."""
@@ -92,8 +120,12 @@ class Node:
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
     timeout: TimeoutPolicy | None = None  # for each attempt (async nodes only: pregel/timeouts.py)
     error_handler: str | None = None  # the node that runs if this one fails (handlers.py)
+    afunc: Callable | None = None  # what an async run awaits instead (a Runnable's ainvoke)
 
     def __post_init__(self) -> None:
+        if is_runnable(self.func):  # invoked with the task's config, as LangGraph does
+            self.func = RunnableCall(self.func)
+            self.afunc = self.func.acall
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
         if self.injects is None:
             self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))
