@@ -280,3 +280,39 @@ def theirs_template(name: str) -> str:
     from langgraph.prebuilt import tool_node
 
     return getattr(tool_node, name)
+
+
+async def test_async_agent_awaits_async_tools_and_model_as_in_langgraph():
+    """ainvoke awaits the model and the tools (pregel/runner.py: async_twin); an async-only tool
+    would fail in a thread, as `slow_add` does under invoke in both libraries."""
+    async def run(lib: str) -> list:
+        prebuilt = LIBS[lib][0]
+        model = ToolModel(responses=[calls(("slow_add", {"a": 2, "b": 3})),
+                                     AIMessage("5", id="end")])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            agent = prebuilt.create_react_agent(model, [slow_add])
+        return plain(await agent.ainvoke({"messages": [("user", "2+3?")]}))
+
+    assert await run("ours") == await run("langgraph")
+    assert (await run("ours"))["messages"][2]["content"] == "5"
+
+
+def test_a_compiled_nodes_invoke_runs_it_alone_as_in_langgraph():
+    """graph.nodes["tools"].invoke(...) runs the node outside a run (LangGraph's PregelNode)."""
+    given = {"messages": [calls(("add", {"a": 1, "b": 2}))]}
+
+    def run(lib: str):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            agent = LIBS[lib][0].create_react_agent(ToolModel(responses=[]), [add])
+        config = {"configurable": {"__pregel_runtime": Runtime()}} if lib == "langgraph" else None
+        return plain(agent.nodes["tools"].invoke(given, config))
+
+    assert run("ours") == run("langgraph")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = ours.create_react_agent(ToolModel(responses=[]), [add])
+    assert isinstance(agent.nodes["tools"].bound, ours.ToolNode)
+    with pytest.raises(TypeError, match="only a run provides"):
+        agent.nodes["agent"].invoke(given)

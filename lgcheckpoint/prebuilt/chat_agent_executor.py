@@ -190,9 +190,7 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
 
     # the model: fixed (tools bound once), or chosen per call by model(state, runtime)
     dynamic = callable(model) and not isinstance(model, (str, Runnable))
-    if dynamic and inspect.iscoroutinefunction(model):
-        raise NotImplementedError("an async model callable is not implemented yet in "
-                                  "lgcheckpoint: pass a sync callable (state, runtime) -> model")
+    dynamic_async = dynamic and inspect.iscoroutinefunction(model)
     if isinstance(model, str):
         raise NotImplementedError("a '<provider>:<model>' string needs langchain's "
                                   "init_chat_model, not implemented yet: pass a chat model")
@@ -202,7 +200,16 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
     fixed = None if dynamic else prompt_runnable(prompt) | model
 
     def resolve(state: Any, runtime: Any) -> Runnable:
+        if dynamic_async:
+            raise RuntimeError("Async model callable provided but agent invoked synchronously. "
+                               "Use agent.ainvoke() or agent.astream(), or provide a sync model "
+                               "callable.")
         return prompt_runnable(prompt) | model(state, runtime) if dynamic else fixed
+
+    async def aresolve(state: Any, runtime: Any) -> Runnable:
+        if dynamic_async:
+            return prompt_runnable(prompt) | await model(state, runtime)
+        return resolve(state, runtime)
 
     def more_steps_needed(state: Any, response: BaseMessage) -> bool:
         """Too few steps left to run the tools and ask the model again."""
@@ -212,7 +219,8 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
         left = value(state, "remaining_steps")
         return left is not None and (left < 1 and all_direct or left < 2 and bool(calls))
 
-    def call_model(state: Any, runtime: Any, config: dict) -> dict:
+    def model_input(state: Any) -> Any:
+        """The state the model sees: its messages (a pre_model_hook's llm_input_messages)."""
         messages = value(state, "llm_input_messages") if pre_model_hook is not None else None
         messages = messages or value(state, "messages")
         if messages is None:
@@ -223,7 +231,9 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
             state.messages = messages
         else:
             state["messages"] = messages
-        response = resolve(state, runtime).invoke(state, config)
+        return state
+
+    def answer(state: Any, response: BaseMessage) -> dict:
         response.name = name
         if more_steps_needed(state, response):
             return {"messages": [AIMessage(id=response.id,
@@ -231,13 +241,34 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
                                                    "request.")]}
         return {"messages": [response]}
 
-    def structured_response(state: Any, runtime: Any, config: dict) -> dict:
+    def call_model(state: Any, runtime: Any, config: dict) -> dict:
+        return answer(state, resolve(state, runtime).invoke(model_input(state), config))
+
+    async def acall_model(state: Any, runtime: Any, config: dict) -> dict:
+        runnable = await aresolve(state, runtime)
+        return answer(state, await runnable.ainvoke(model_input(state), config))
+
+    def structured_input(state: Any) -> tuple[list, Any]:
         messages, schema = value(state, "messages"), response_format
         if isinstance(response_format, tuple):
             system, schema = response_format
             messages = [SystemMessage(content=system), *messages]
+        return messages, schema
+
+    def structured_response(state: Any, runtime: Any, config: dict) -> dict:
+        messages, schema = structured_input(state)
         structured = unwrapped_model(resolve(state, runtime)).with_structured_output(schema)
         return {"structured_response": structured.invoke(messages, config)}
+
+    async def astructured_response(state: Any, runtime: Any, config: dict) -> dict:
+        messages, schema = structured_input(state)
+        model = unwrapped_model(await aresolve(state, runtime))
+        return {"structured_response": await model.with_structured_output(schema).ainvoke(
+            messages, config)}
+
+    # an async run awaits the model instead of calling it in a thread (pregel/runner.py)
+    call_model.ainvoke = acall_model  # type: ignore[attr-defined]
+    structured_response.ainvoke = astructured_response  # type: ignore[attr-defined]
 
     input_schema = state_schema
     if pre_model_hook is not None:  # the hook may hand the model other messages than kept

@@ -221,8 +221,8 @@ class ToolNode:
     def __call__(self, input: Any, config: dict, runtime: Runtime) -> Any:
         return self.invoke(input, config, runtime=runtime)
 
-    def invoke(self, input: Any, config: dict | None = None, *, runtime: Runtime | None = None,
-               **_: Any) -> Any:
+    def invoke(self, input: Any, config: dict | None = None, *,
+               runtime: Runtime | None = None) -> Any:
         """Run every call (in threads when several), then combine their results."""
         calls, shape = self.parse_input(input)
         runtimes = [self.tool_runtime(input, call, config, runtime) for call in calls]
@@ -236,7 +236,7 @@ class ToolNode:
         return self.combine(outputs, shape)
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
-                      runtime: Runtime | None = None, **_: Any) -> Any:
+                      runtime: Runtime | None = None) -> Any:
         calls, shape = self.parse_input(input)
         runtimes = [self.tool_runtime(input, call, config, runtime) for call in calls]
         outputs = await asyncio.gather(*(self.arun_one(c, shape, r)

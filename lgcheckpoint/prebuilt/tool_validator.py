@@ -56,7 +56,7 @@ class ValidationNode:
     def __call__(self, input: list | dict, config: dict) -> Any:
         return self.invoke(input, config)
 
-    def invoke(self, input: list | dict, config: dict | None = None, **_: Any) -> Any:
+    def invoke(self, input: list | dict, config: dict | None = None) -> Any:
         if isinstance(input, list):
             messages = input
         elif not (messages := input.get("messages", [])):
@@ -66,7 +66,7 @@ class ValidationNode:
         out = [self.validate(call) for call in messages[-1].tool_calls]
         return out if isinstance(input, list) else {"messages": out}
 
-    async def ainvoke(self, input: list | dict, config: dict | None = None, **_: Any) -> Any:
+    async def ainvoke(self, input: list | dict, config: dict | None = None) -> Any:
         return self.invoke(input, config)  # validating does no I/O
 
     def validate(self, call: ToolCall) -> ToolMessage:

@@ -20,8 +20,8 @@ ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 
 
 class CompiledGraph:
-    """What we look for: Pregel (pregel/__init__.py) derives from it, so finding a graph needs
-    nothing from the module that defines one."""
+    """The base of every compiled graph (Pregel, pregel/__init__.py): this module finds graphs
+    by it, without importing the module that defines them."""
 
 
 def is_graph(value: Any) -> bool:

@@ -55,7 +55,7 @@ class RunnableCall:
     def __call__(self, value: Any, config: dict) -> Any:
         return self.runnable.invoke(value, config)
 
-    async def acall(self, value: Any, config: dict) -> Any:
+    async def ainvoke(self, value: Any, config: dict) -> Any:  # runner.async_twin finds it
         return await self.runnable.ainvoke(value, config)
 
 
@@ -75,10 +75,6 @@ class Branch:
         if is_runnable(self.path):
             self.path = RunnableCall(self.path)
         self.injects = ("config",) if accepts(self.path, "config") else ()
-
-    def path_for(self, is_async: bool) -> Callable:
-        """What a run calls: an async run awaits a Runnable's ainvoke."""
-        return self.path.acall if is_async and isinstance(self.path, RunnableCall) else self.path
 
     def destinations(self, result: Any) -> list[str | Send]:
         """Map what path() returned to node names or Send packets; refuse nonsense."""
@@ -120,12 +116,10 @@ class Node:
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
     timeout: TimeoutPolicy | None = None  # for each attempt (async nodes only: pregel/timeouts.py)
     error_handler: str | None = None  # the node that runs if this one fails (handlers.py)
-    afunc: Callable | None = None  # what an async run awaits instead (a Runnable's ainvoke)
 
     def __post_init__(self) -> None:
         if is_runnable(self.func):  # invoked with the task's config, as LangGraph does
             self.func = RunnableCall(self.func)
-            self.afunc = self.func.acall
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
         if self.injects is None:
             self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))
@@ -139,6 +133,21 @@ class Node:
     def copy(self, update: dict) -> Node:
         """A copy with some fields replaced (LangGraph's PregelNode.copy)."""
         return replace(self, **update)
+
+    @property
+    def bound(self) -> Callable | None:
+        """The node's function (LangGraph's PregelNode.bound)."""
+        return self.func
+
+    def invoke(self, input: Any, config: dict | None = None, **kwargs: Any) -> Any:
+        """Run the node's function alone, outside a run (LangGraph's PregelNode.invoke): an
+        object with its own invoke (a prebuilt ToolNode) runs that; a function gets config=."""
+        if hasattr(self.func, "invoke"):
+            return self.func.invoke(input, config, **kwargs)
+        if other := [name for name in self.injects if name != "config"]:
+            raise TypeError(f"node '{self.name}' takes {other}, which only a run provides: "
+                            "invoke the graph instead")
+        return self.func(input, **({"config": config or {}} if self.injects else {}))
 
     @property
     def subgraphs(self) -> list:

@@ -89,12 +89,21 @@ def call_node(task: Task) -> Any:
     return call_user(task, node.func, task.input, node.injects)
 
 
+def async_twin(func: Any) -> Callable | None:
+    """A node object that also has an async form (``ainvoke``, as the prebuilt ToolNode does, to
+    await async tools) runs that form in an async run, instead of its sync form in a thread."""
+    twin = getattr(func, "ainvoke", None)
+    return twin if callable(func) and asyncio.iscoroutinefunction(twin) else None
+
+
 async def acall_node(task: Task) -> Any:
     node = task.node
     if node.subgraph is not None:
         return await node.subgraph.ainvoke(task.input)
-    if node.is_async or node.afunc is not None:
-        return await call_user(task, node.afunc or node.func, task.input, node.injects)
+    if node.is_async:
+        return await call_user(task, node.func, task.input, node.injects)
+    if (twin := async_twin(node.func)) is not None:  # ToolNode, a langchain Runnable's ainvoke
+        return await call_user(task, twin, task.input, node.injects)
     # a sync node (or START) runs in a worker thread, keeping the task context
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
@@ -104,7 +113,8 @@ def collect_writes(task: Task, result: Any, graph: Pregel, is_async: bool = Fals
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path_for(is_async), branch_state(b, task, result), b.injects))
+    return [(b, call_user(task, is_async and async_twin(b.path) or b.path,
+                          branch_state(b, task, result), b.injects))
             for b in task.node.branches]
 
 
