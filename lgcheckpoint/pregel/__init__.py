@@ -500,12 +500,12 @@ def run_config(config: dict | None) -> dict:
     if config["recursion_limit"] < 1:
         raise ValueError("recursion_limit must be at least 1")
     config["metadata"] = {**config.get("metadata", {})}
+    for key in PROPAGATED:  # as in LangGraph, the run's metadata repeats these (as given)
+        if conf.get(key) and key not in config["metadata"]:
+            config["metadata"][key] = conf[key]
     if conf.get("checkpoint_ns") and TASK_ID not in conf:
         # a root run always runs the root graph, even given a subgraph's config
         conf.update(checkpoint_ns="", checkpoint_id=None)
-    for key in PROPAGATED:  # as in LangGraph, the run's metadata repeats these (when set)
-        if conf.get(key) and key not in config["metadata"]:
-            config["metadata"][key] = conf[key]
     return config
 
 
