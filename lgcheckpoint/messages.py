@@ -36,6 +36,7 @@ except ImportError as exc:
         'chat messages need langchain-core: pip install "lgcheckpoint[messages]"'
     ) from None
 
+from lgcheckpoint.config import get_config
 from lgcheckpoint.graph import StateGraph
 from lgcheckpoint.types import Command, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10
@@ -143,7 +144,7 @@ def push_message(message: MessageLikeRepresentation | BaseMessageChunk, *,
         raise ValueError("Message ID is required")
     from lgcheckpoint.pregel.messages_stream import push  # only a node's call reaches here
 
-    push(message, task)
+    push(message, get_config())
     if state_key:
         task.writes.append((state_key, message))
     return message

@@ -6,7 +6,7 @@ the caller can see chunks from inside a task: custom or messages mode, subgraphs
 entrypoint (stream_eager). Several tasks, or a step_timeout, always run beside the caller, so a
 fast task's updates arrive while its slow sibling still runs. Closing the stream lets a sync step
 finish (nothing stops a thread) and cancels an async one.
-End of the side trip from pregel/__init__.py.
+Next: pregel/messages_stream.py (chunks from inside a chat model a node calls).
 """
 
 from __future__ import annotations

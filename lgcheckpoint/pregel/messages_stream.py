@@ -9,7 +9,7 @@ returns that no token announced (a model tagged ``nostream``, a message built by
 streamed whole, once: the handler remembers message ids, and those already in the node's input.
 Without ``subgraphs=True`` only the run's own graph streams: a subgraph's messages arrive whole,
 when the node that ran it returns. Only this module imports langchain-core, and only when a run
-asks for "messages" (or passes callbacks). End of the side trip from pregel/runner.py.
+asks for "messages" (or passes callbacks). End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ except ImportError as exc:
 
 from lgcheckpoint.constants import NS_SEP, PUSH, TAG_HIDDEN, TAG_NOSTREAM
 from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.types import Command
 
 Meta = tuple[tuple[str, ...], dict]  # (namespace of the graph the node runs in, its metadata)
@@ -176,10 +175,9 @@ def traced(metadata: dict) -> dict:
             **{k: metadata[k] for k in keys[at:]}}
 
 
-def watch(task: Task, call: Callable[[Task], Any]) -> Any:
-    """call(task) in langchain's config context of the node, its messages streamed; an async
-    call gives a coroutine that does the same."""
-    config = task_config(task)
+def watch(task: Task, call: Callable[[Task], Any], config: dict) -> Any:
+    """call(task) in langchain's config context of the node (``config``: runner.task_config),
+    its messages streamed; an async call gives a coroutine that does the same."""
     config["metadata"] = meta = traced(config["metadata"])
     hidden = task.node.hidden or TAG_HIDDEN in getattr(task.node, "tags", ())  # START, say
     listening = [] if hidden else handlers(config)
@@ -205,10 +203,10 @@ def watch(task: Task, call: Callable[[Task], Any]) -> Any:
         var_child_runnable_config.reset(token)
 
 
-def push(message: BaseMessage, task: Task) -> None:
-    """push_message: stream a message from the running node now, as the node's."""
-    metadata = task_config(task)["metadata"]
+def push(message: BaseMessage, config: dict) -> None:
+    """push_message: stream a message from the running node (its ``config``) now."""
+    metadata = config["metadata"]
     ns = graph_namespace(metadata)
-    for handler in handlers(task.config):
+    for handler in handlers(config):
         if handler.wants(ns):
             handler.send((ns, metadata), message)

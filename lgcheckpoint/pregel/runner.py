@@ -75,7 +75,7 @@ def watched(task: Task, call: Callable[[Task], Any]) -> Any:
         return call(task)
     from lgcheckpoint.pregel import messages_stream  # langchain-core: only for such runs
 
-    return messages_stream.watch(task, call)
+    return messages_stream.watch(task, call, task_config(task))
 
 
 def call_node(task: Task) -> Any:
