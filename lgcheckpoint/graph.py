@@ -27,7 +27,7 @@ from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.handlers import DEFAULT_HANDLER, HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node, is_runnable
+from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
@@ -218,6 +218,8 @@ class StateGraph:
                 node, "name", None) or getattr(node, "__name__", type(node).__name__), node
         if action is None:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
+        if isinstance(action, dict):  # {key: Runnable or function}, each run on the input
+            action = runnable_map(action)
         if not (callable(action) or isinstance(action, Pregel) or is_runnable(action)):
             raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
                             "callable: pass a function, a compiled graph or a langchain Runnable")

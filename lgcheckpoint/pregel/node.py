@@ -51,12 +51,26 @@ class RunnableCall:
 
     def __init__(self, runnable: Any) -> None:
         self.runnable, self.__name__ = runnable, runnable.get_name()
+        kind = type(runnable)  # what get_graph().to_json() calls it, as LangGraph's drawing does
+        self.lc_id = runnable.lc_id() if hasattr(runnable, "lc_id") else [
+            *kind.__module__.split("."), kind.__name__]
 
     def __call__(self, value: Any, config: dict) -> Any:
         return self.runnable.invoke(value, config)
 
     async def ainvoke(self, value: Any, config: dict) -> Any:  # runner.async_twin finds it
         return await self.runnable.ainvoke(value, config)
+
+
+def runnable_map(steps: dict) -> Any:
+    """A dict as a node, as LangGraph takes it: langchain's RunnableParallel, each key's
+    Runnable (or function) run on the node's input."""
+    try:
+        from langchain_core.runnables import RunnableParallel
+    except ImportError:
+        raise ImportError('a dict as a node is a langchain RunnableParallel: pip install '
+                          '"lgcheckpoint[messages]"') from None
+    return RunnableParallel(steps)
 
 
 @dataclass

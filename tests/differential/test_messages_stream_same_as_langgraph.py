@@ -251,6 +251,20 @@ def test_runnable_nodes_and_paths_run_sync_and_async():
     both(scenario, many=True)
 
 
+def test_a_dict_node_and_the_drawing_of_a_runnable_node():
+    """A dict is a RunnableParallel node; get_graph() names a Runnable node by its own id."""
+    def scenario(lg):
+        g = lg.StateGraph(lg.MessagesState)
+        g.add_node("agent", {"messages": RunnableLambda(lambda s: [AIMessage("p", id="p1")])})
+        g.add_node("piped", RunnableLambda(lambda s: s) | (lambda s: {"messages": []}))
+        g.add_edge(lg.START, "agent")
+        g.add_edge("agent", "piped")
+        graph = g.compile()
+        return [("values", graph.invoke(HI)), ("values", graph.get_graph().to_json())]
+
+    both(scenario, many=True)
+
+
 # --- interrupts and push_message ------------------------------------------------------------
 def test_tokens_then_an_interrupt_then_the_resume():
     """The Academy's streaming lesson: a model streams, a later node asks a human."""
