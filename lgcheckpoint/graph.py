@@ -24,7 +24,7 @@ from lgcheckpoint.managed import ManagedValueSpec, is_managed_value
 from lgcheckpoint.node_defaults import NodeDefaults, WithNodeDefaults
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.handlers import HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
 from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home was here)
     allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
     schema_channels, unwrap_required,
@@ -134,14 +134,15 @@ class StateGraph(WithNodeDefaults):
         refuse_unimplemented("add_node", options)
         timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
-            node, action = getattr(node, "name", None) or getattr(
-                node, "__name__", type(node).__name__), node
+            node, action = node.get_name() if is_runnable(node) else getattr(
+                node, "name", None) or getattr(node, "__name__", type(node).__name__), node
         if action is None:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
-        if not callable(action) and not isinstance(action, Pregel):  # e.g. a langchain Runnable
+        if isinstance(action, dict):  # {key: Runnable or function}, each run on the input
+            action = runnable_map(action)
+        if not (callable(action) or isinstance(action, Pregel) or is_runnable(action)):
             raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
-                            "callable: nodes are plain functions here (langchain Runnables are out "
-                            f"of scope); pass a function, e.g. add_node('{node}', runnable.invoke)")
+                            "callable: pass a function, a compiled graph or a langchain Runnable")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
         if node in RESERVED or node.startswith("__"):  # START and END among them
@@ -183,7 +184,7 @@ class StateGraph(WithNodeDefaults):
     def add_conditional_edges(self, source: str, path: Callable,
                               path_map: dict[Any, str] | list[str] | None = None) -> StateGraph:
         """After `source`, run whatever path(state) returns (a name, a list, END or Sends)."""
-        name = getattr(path, "__name__", None) or "condition"
+        name = getattr(path, "name" if is_runnable(path) else "__name__", None) or "condition"
         if name == "<lambda>":
             name = "condition"
         branches = self.branches.setdefault(source, {})

@@ -46,7 +46,10 @@ from lgcheckpoint.types import (
 )
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option
 
-STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
+# configurable keys a run's metadata repeats, so its nodes (and chat models) see them there
+PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
+              "graph_id")
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
 
 
@@ -290,6 +293,11 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
             conf[WRITER] = lambda value: emit(loop.namespace, "custom", value)
         loop = PregelLoop(self, input, run, saved=saved, saves=saves, emit=emit, modes=modes,
                           superseded=superseded)
+        if "messages" in run.modes:  # chat model tokens: a callback handler (messages_stream.py)
+            from lgcheckpoint.pregel import messages_stream
+
+            messages_stream.listen(run.config, lambda ns, chunk: to_caller(ns, "messages", chunk),
+                                   run.subgraphs, loop.namespace)
         return loop
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
@@ -365,6 +373,9 @@ def run_config(config: dict | None) -> dict:
     if config["recursion_limit"] < 1:
         raise ValueError("recursion_limit must be at least 1")
     config["metadata"] = {**config.get("metadata", {})}
+    for key in PROPAGATED:  # as in LangGraph, the run's metadata repeats these (as given)
+        if conf.get(key) and key not in config["metadata"]:
+            config["metadata"][key] = conf[key]
     if conf.get("checkpoint_ns") and TASK_ID not in conf:
         # a root run always runs the root graph, even given a subgraph's config
         conf.update(checkpoint_ns="", checkpoint_id=None)
@@ -375,11 +386,6 @@ def stream_modes(stream_mode: Any) -> list[str]:
     """The modes asked for, as a list; refuses modes we do not stream."""
     modes = list(stream_mode) if isinstance(stream_mode, (list, tuple)) else [
         stream_mode or "updates"]
-    if "messages" in modes:
-        raise ValueError(
-            "lgcheckpoint does not implement stream_mode='messages' (LLM tokens from LangChain "
-            "chat models, which it does not run); stream your own chunks with "
-            "stream_mode='custom' and get_stream_writer()")
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
