@@ -321,8 +321,8 @@ if pg_saver is not None:
     pool = ConnectionPool(uri, min_size=1, max_size=8, open=True,
                           kwargs={"autocommit": True, "prepare_threshold": 0})
     targets["PostgresSaver"] = (pg_saver, f"{kind(pg_saver.lock)} (one connection)")
-    targets["PostgresSaver+pool"] = (PostgresSaver(pool), f"{kind(PostgresSaver(pool).lock)}: "
-                                     "each thread borrows a connection")
+    pooled = PostgresSaver(pool)
+    targets["PostgresSaver+pool"] = (pooled, f"{kind(pooled.lock)}: each thread borrows a connection")
 for name, (target, guard) in targets.items():
     print(f"{name:<19} kept {hammer(target)} of 8 concurrent writes | {guard}")
 if pool is not None:
