@@ -19,6 +19,7 @@ import anywidget
 import ipywidgets as w
 import traitlets
 
+from lgcheckpoint.viz.conversation import step_html
 from lgcheckpoint.viz.history import channel_group, short
 from lgcheckpoint.viz.studio import Refused, Studio, parse_answer
 from lgcheckpoint.viz.widgets import SvgView, viewer_box
@@ -255,7 +256,8 @@ class StudioUI:
             self.pick.value = shown.key
         self.lineage.svg = s.svg("lineage", self.lineage_page)
         self.topology.svg = s.svg("topology")
-        self.frame.value = f"<pre>{html.escape(s.frame_text())}</pre>"
+        self.frame.value = f"<pre>{html.escape(s.frame_text())}</pre>" \
+            + step_html(shown, s.history)  # its messages as a conversation
         self.seen.value = s.versions_html()
         self.table.value = s.table_html(self.lineage_page)
         if self.form_for != (shown and shown.checkpoint_id):  # keep an edit until another pick
