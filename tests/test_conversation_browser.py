@@ -1,0 +1,126 @@
+"""The conversation viewer in a real browser: JupyterLab's light and Dark themes in headless
+Debian chromium. The transcript renders, every text in it is readable (contrast >= 4.5, >= 12 px,
+measured as tests/test_browser.py measures), and markup in a message stays text: the <script> in
+it is shown, never run. Screenshots: test-artifacts/conversation-{light,dark}.png."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.test_browser import (
+    ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, THEMES, TOKEN, free_port, open_notebook,
+)
+
+pytestmark = pytest.mark.browser
+
+CELL = """\
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.graph import START, StateGraph
+from lgcheckpoint.messages import MessagesState
+from lgcheckpoint.viz import Conversation
+
+def chat(state):
+    return {"messages": [
+        AIMessage("", id="ai-1", tool_calls=[{"name": "add", "args": {"a": 3}, "id": "call-1"}]),
+        ToolMessage("7", tool_call_id="call-1", id="tool-1"),
+        AIMessage("<b>7</b> <script>window.pwned = 1</script>", id="ai-2")]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("chat", chat)
+builder.add_edge(START, "chat")
+graph = builder.compile(checkpointer=InMemorySaver())
+config = {"configurable": {"thread_id": "1"}}
+graph.invoke({"messages": [HumanMessage("add <i>3</i>", id="h-1")]}, config)
+graph.update_state(config, {"messages": [RemoveMessage(id="h-1")]})
+Conversation(graph, config, key="c2")"""
+
+
+@pytest.fixture(params=list(THEMES))
+def lab(request, tmp_path):
+    """JupyterLab in one theme, serving a notebook that shows a Conversation; yields (url, theme)."""
+    import nbformat
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("NO CHROMIUM at /usr/bin/chromium: apt-get install chromium", pytrace=False)
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, root / "conversation.ipynb")
+    settings = home / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    (settings / "themes.jupyterlab-settings").write_text(
+        json.dumps({"theme": THEMES[request.param]}))
+    env = dict(os.environ, **{name: str(home / name.lower()) for name in (
+        "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
+        "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")},
+        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    port, url = free_port(), ""
+    with open(tmp_path / "server.log", "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+             "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        pytest.fail("JupyterLab did not start: "
+                                    + (tmp_path / "server.log").read_text()[-2000:])
+                    time.sleep(0.2)
+            yield url, request.param
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+
+
+def test_conversation_in_jupyterlab(lab):
+    from playwright.sync_api import sync_playwright
+
+    url, theme = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            open_notebook(page, url, "conversation")
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_selector(".lgc-chat .lgc-turn.lgc-removed", timeout=60000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(ARTIFACTS / f"conversation-{theme}.png"), full_page=True)
+            chat = page.locator(".lgc-chat").first
+            text = chat.inner_text()
+            assert "<script>window.pwned = 1</script>" in text and "add <i>3</i>" in text
+            assert page.evaluate("() => window.pwned") is None  # shown, never run
+            assert chat.locator(".lgc-content :is(script, b, i)").count() == 0
+            roles = chat.locator(".lgc-turn").evaluate_all(
+                "(cards) => cards.map(c => c.className)")
+            assert roles == ["lgc-turn lgc-human lgc-removed", "lgc-turn lgc-ai",
+                             "lgc-turn lgc-tool", "lgc-turn lgc-ai"], roles
+            found = page.evaluate(READABILITY_JS)
+            mine = [t for t in found["texts"] if "lgc-" in t["where"]]
+            low = [t for t in mine if t["ratio"] < 4.5 or t["size"] < 12]
+            assert len(mine) >= 8 and not low, low
+        finally:
+            browser.close()
