@@ -46,7 +46,7 @@ Conversation(graph, config, key="c2")"""
 
 @pytest.fixture(params=list(THEMES))
 def lab(request, tmp_path):
-    """JupyterLab in one theme, serving a notebook that shows a Conversation; yields (url, theme)."""
+    """JupyterLab in one theme serving a notebook that shows a Conversation: (url, theme)."""
     import nbformat
 
     if not Path(CHROMIUM).exists():
