@@ -112,7 +112,8 @@ Conversation(graph, config)
 # %% [markdown]
 # That is the conversation the head checkpoint holds: role, content, the tool call with its call
 # id, which call a tool message answers, and every message's **id**. We gave the questions ids
-# (`q-1`, `q-2`); the model's and the tool's messages got a fresh uuid from the reducer.
+# (`q-1`, `q-2`); the model's messages carry the id langchain gave its run (`lc_run--…`), and
+# the tool's message, which came without one, got a fresh uuid from the reducer.
 #
 # The `messages` channel is a `BinaryOperatorAggregate` (chapter 02) whose operator is
 # `add_messages`. It does not just append: a message with a new id is appended, a message with an
