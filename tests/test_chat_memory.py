@@ -66,7 +66,7 @@ def test_transcript_marks_removed_replaced_and_pending_messages():
 
     turns = transcript(removing, history=history)
     assert [(t.id, t.mark, t.note) for t in turns] == [
-        ("q", "removed", "RemoveMessage written by summarize"), ("a", "", "")]
+        ("q", "removed", "RemoveMessage in a pending write of summarize"), ("a", "", "")]
     forked = step("c0", [q, a], children=["c1", "c2"])
     marks = {t.id: (t.mark, t.note) for t in transcript(forked, history=history)}
     assert marks == {"q": ("removed", "gone from c1"), "a": ("", "")}

@@ -156,7 +156,7 @@ def test_removed_replaced_and_pending_messages_are_marked(sqlite_path):
     before = history[history.head.parent]
     removed = transcript(before, history=history)[0]
     assert (removed.role, removed.mark) == ("human", "removed")
-    assert removed.note.startswith("RemoveMessage written by"), removed.note
+    assert removed.note == "RemoveMessage in a pending write", removed.note
     # a fork that overwrites a message by its id: the old one is marked replaced at its parent
     fork_at = history.head.parent
     graph.update_state(history[fork_at].config, {"messages": [AIMessage("eight", id="ai-2")]})

@@ -104,7 +104,9 @@ def transcript(step: Step, channel: str = "messages", history: History | None = 
     (no next checkpoint) follow as "pending"."""
     turns = held(step, channel)
     written = written_messages(step, channel)
-    removed = {t.id: f"RemoveMessage written by {name}" for name, t in written if t.role == REMOVE}
+    removed = {t.id: "RemoveMessage in a pending write" + ("" if name.startswith(("task ", "("))
+                                                          else f" of {name}")
+               for name, t in written if t.role == REMOVE}  # an unnamed task: update_state
     children = [history[k] for k in step.children] if history is not None else []
     later = {c.key: {t.id: t for t in held(c, channel)} for c in children}
     marked = []
