@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 
 from lgcheckpoint.checkpoint.serde.types import Opaque
 from lgcheckpoint.cli import main
-from lgcheckpoint.viz import Conversation, LineageGraph, Studio, load_history
+from lgcheckpoint.viz import Conversation, LineageGraph, Step, Studio, load_history
 from lgcheckpoint.viz.conversation import as_turn, change_lines, transcript, transcript_html
 
 MARKUP = "<b>7</b> <script>window.pwned = 1</script>"
@@ -165,6 +165,21 @@ def test_removed_replaced_and_pending_messages_are_marked(sqlite_path):
     assert turns["ai-2"].mark == "replaced" and turns["ai-2"].note.startswith("same id")
     fork = history.head
     assert change_lines(fork, history[fork.parent]) == ['~ ai      "eight"  id=ai-2']
+
+
+def test_a_hostile_stored_message_is_shown_bounded_and_inert():
+    fields = {"type": "x" * 10_000, "content": [{"text": "<a>" * 5000}, 7, {"type": None}],
+              "id": {"nested": ["id"] * 1000},
+              "tool_calls": [None, {"name": 1, "args": "a" * 9999}],
+              "tool_call_id": b"\x1b[2J"}
+    turn = as_turn(Opaque("langchain_core.messages.ai", "AIMessage", fields, 5))
+    assert len(turn.role) == 80 and len(turn.content) <= 2000 and len(turn.id) <= 80
+    assert turn.tool_calls[0][0] == "1"
+    line = change_lines(Step("c0", 0, "c0", "", 0, "loop", None,
+                             values={"messages": [Opaque("langchain_core.messages.ai",
+                                                         "AIMessage", fields, 5)]}), None)[0]
+    assert "\x1b" not in line and len(line) < 600
+    assert "<a>" not in transcript_html([turn])
 
 
 def test_markup_in_a_message_stays_text():

@@ -56,10 +56,16 @@ def as_turn(value: Any) -> Turn | None:
     fields = message_fields(value)
     if fields is None:
         return None
-    calls = [(str(c.get("name")), c.get("args"), c.get("id"))
+    calls = [(bounded(c.get("name")), c.get("args"), bounded(c.get("id")))
              for c in fields.get("tool_calls") or [] if isinstance(c, dict)]
-    return Turn(str(fields.get("type")), content_text(fields.get("content")),
-                fields.get("id"), calls, fields.get("tool_call_id"))
+    return Turn(bounded(fields.get("type")), content_text(fields.get("content")),
+                bounded(fields.get("id")), calls, bounded(fields.get("tool_call_id")))
+
+
+def bounded(value: Any, width: int = 80) -> str | None:
+    """A stored name or id as short text (a foreign database may hold anything there)."""
+    return None if value is None else short(value, width) if not isinstance(value, str) \
+        else value if len(value) <= width else value[:width - 1] + "…"
 
 
 def content_text(content: Any) -> str:
