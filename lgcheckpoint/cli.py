@@ -28,6 +28,10 @@ THREADS_LISTED = 20  # thread ids named in the "threads:" line
 LINES_PER_HISTORY = 200  # newest checkpoints printed per namespace (--all prints every one)
 NAMESPACES_LISTED = 20  # subgraph namespaces printed (--all prints every one)
 FIELD_WIDTH = 60  # characters of one name (thread id, channel, node) before it is cut
+# what the plain install lacks, by the extra that brings it (a Postgres URI needs the driver)
+EXTRA_OF = {"psycopg": "postgres", "psycopg_pool": "postgres", "aiosqlite": "sqlite",
+            "ipywidgets": "viz", "anywidget": "viz", "voila": "studio", "nbformat": "studio",
+            "jupyterlab": "all"}
 
 
 class CliError(Exception):
@@ -59,11 +63,20 @@ def main(argv: list[str] | None = None) -> int:
     from lgcheckpoint.viz import studio_app  # the studio's page: its own module
 
     studio_app.add_arguments(commands.add_parser("studio", help="drive a graph live in a page"))
+    course = commands.add_parser("course", help="copy the course into a folder and open JupyterLab")
+    course.add_argument("dir", nargs="?", default="lgcheckpoint-course",
+                        help="folder for the notebooks (default: ./lgcheckpoint-course)")
+    course.add_argument("--no-lab", action="store_true", help="only copy; do not start JupyterLab")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_program(args.script, args.args, args.inspect)
     if args.command == "studio":
-        return studio_app.main(args)
+        try:
+            return studio_app.main(args)
+        except ModuleNotFoundError as err:  # the studio page needs its extra
+            return missing_extra(err)
+    if args.command == "course":
+        return open_course(args.dir, lab=not args.no_lab)
     try:
         check_report_path(args.html)
         with ExitStack() as stack:
@@ -80,6 +93,45 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"lgcheckpoint: {one_line(err)}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as err:  # a Postgres URI needs the driver
+        return missing_extra(err)
+    return 0
+
+
+def missing_extra(err: ModuleNotFoundError) -> int:
+    """A package of an extra is missing: name the extra in one line, not a traceback."""
+    extra = EXTRA_OF.get((err.name or "").partition(".")[0])
+    if extra is None:  # not an extra's package: a real bug, shown as one
+        raise err
+    print(f"lgcheckpoint: this needs {err.name}: pip install \"lgcheckpoint[{extra}]\"",
+          file=sys.stderr)
+    return 2
+
+
+def open_course(folder: str, lab: bool) -> int:
+    """Copy the course into ``folder`` and replace this process with JupyterLab on chapter 00."""
+    import importlib.util
+
+    from lgcheckpoint.course import FIRST_CHAPTER, CourseNotCopied, copy_course
+
+    if lab and importlib.util.find_spec("jupyterlab") is None:  # say so before copying anything
+        print("lgcheckpoint: JupyterLab is not installed: pip install \"lgcheckpoint[all]\" "
+              "(or copy only, with --no-lab)", file=sys.stderr)
+        return 2
+    try:
+        copied = copy_course(folder)
+    except CourseNotCopied as err:
+        print(f"lgcheckpoint: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a folder we may not write, a full disk
+        print(f"lgcheckpoint: cannot copy the course into {folder}: {err.strerror or err}",
+              file=sys.stderr)
+        return 2
+    say(f"course in {folder}: {len(copied)} files copied" if copied
+        else f"course in {folder}: already there, nothing copied")
+    if lab:
+        os.chdir(folder)
+        os.execv(sys.executable, [sys.executable, "-m", "jupyterlab", FIRST_CHAPTER])
     return 0
 
 
@@ -214,8 +266,8 @@ def open_saver(stack: ExitStack, target: str) -> Any:
         return open_postgres(stack, target, serde)
     path = Path(target)
     if not path.is_file():
-        raise CliError(f"no such file: {target} "
-                       "(give a SQLite checkpoint database or a postgresql:// URI)")
+        raise CliError(f"{not_a_database(target)}: "
+                       "give a SQLite checkpoint database file or a postgresql:// URI")
     try:
         conn = stack.enter_context(
             sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False))
@@ -231,6 +283,18 @@ def open_saver(stack: ExitStack, target: str) -> Any:
     saver = SqliteSaver(conn, serde=serde)
     saver.is_setup = True  # read only: never create tables in someone else's file
     return saver
+
+
+def not_a_database(target: str) -> str:
+    """Why ``target`` names no database we can open, in the user's words."""
+    scheme = target.partition("://")[0] if "://" in target else ""
+    if not target.strip():
+        return "no database given (an empty name)"
+    if scheme:
+        return f"{scheme}:// databases are not supported (only SQLite and Postgres)"
+    if Path(target).is_dir():
+        return f"{target} is a folder, not a database file"
+    return f"no such file: {target}"
 
 
 def read_only_uri(path: Path) -> str:
@@ -369,12 +433,15 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
     parts += ["<h2>Channel versions</h2>",  # wide tables scroll instead of overflowing the page
               ("<div style='overflow-x:auto'>"
                f"{ChannelVersionTable(saver, config)._repr_html_()}</div>")]
-    png = VersionsSeenMatrix(saver, config).png()
-    if chat := report_html(LineageGraph(saver, config).history):
-        parts += ["<h2>Conversation per checkpoint</h2>", chat]
-    parts += ["<h2>versions_seen at the head</h2>",
+    matrix = VersionsSeenMatrix(saver, config)  # at the newest checkpoint where a node fires
+    png, head = matrix.png(), matrix.history.head
+    where = "the head" if head is None or matrix.step.key == head.key else \
+        f"the newest checkpoint where a node fires (the head is {head.key})"
+    parts += [f"<h2>versions_seen at {matrix.step.key}, {where}</h2>",
               ('<img alt="versions_seen matrix" '
                f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')]
+    if chat := report_html(matrix.history):  # the messages, if the thread holds any
+        parts += ["<h2>Conversation per checkpoint</h2>", chat]
     try:
         Path(out).write_text("<!doctype html><meta charset='utf-8'>"
                              "<body style='font-family:sans-serif'>"

@@ -1,20 +1,28 @@
-"""Helpers for the course notebooks: check an exercise, and show the source that implements an idea.
+"""Helpers for the course notebooks: check an exercise, show the source that implements an idea,
+and copy the course into a student's folder.
 
 ``check(condition, hint)`` prints "right" or "not yet: <hint>" and returns whether it held; a
 condition may be a callable, so a check can run before the student has defined their answer.
 ``show_source("pregel/algo.py: apply_writes")`` displays a function of this package with its file
 and line numbers, so every chapter can end by reading the code it explained. Nothing in the
-runtime imports this module. Next: graph.py (where the reading path starts)
+runtime imports this module. ``copy_course(folder)`` is what ``lgcheckpoint course`` runs: the
+chapters ship inside the wheel, so a student needs no clone. Next: graph.py (where the reading path
+starts)
 """
 
 from __future__ import annotations
 
+import filecmp
 import importlib
 import inspect
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+FIRST_CHAPTER = "00_tour.ipynb"
+# where the chapters are: inside an installed wheel (setup.py copies them there), else in a clone
+COURSE_FOLDERS = (PACKAGE / "course_notebooks", PACKAGE.parent / "notebooks")
 
 
 def check(condition: bool | Callable[[], bool], hint: str) -> bool:
@@ -78,3 +86,44 @@ def show_source(*specs: str) -> None:
 
     for spec in specs:
         display(find_source(spec))
+
+
+class CourseNotCopied(Exception):
+    """The course cannot be copied into that folder; the message says why and what to do."""
+
+
+def course_files() -> tuple[Path, list[Path]]:
+    """The folder the chapters ship in, and the files a student needs: chapters and their data."""
+    source = next((f for f in COURSE_FOLDERS if (f / FIRST_CHAPTER).is_file()), None)
+    if source is None:
+        raise CourseNotCopied("this installation has no course notebooks; reinstall lgcheckpoint "
+                              "from its wheel, or run from a clone of the repository")
+    chapters = sorted(source.glob("*.ipynb"))
+    data = sorted(p for p in (source / "data").rglob("*") if p.is_file())
+    return source, [p.relative_to(source) for p in chapters + data]
+
+
+def copy_course(folder: str | Path) -> list[Path]:
+    """Copy the chapters and their data into ``folder``; return the files copied.
+
+    A file already there and identical is left alone, so a second run copies nothing; a file that
+    differs (the student's edits) stops the copy before anything is written."""
+    if not str(folder).strip():
+        raise CourseNotCopied("no folder given (an empty name); give a folder for the course")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise CourseNotCopied(f"{folder} is a file; give a folder for the course")
+    source, files = course_files()
+    edited = [f for f in files if (folder / f).exists()
+              and not filecmp.cmp(source / f, folder / f, shallow=False)]
+    if edited:
+        names = ", ".join(str(f) for f in edited[:3]) + " …" * (len(edited) > 3)
+        raise CourseNotCopied(
+            f"{folder} already holds {len(edited)} course file(s) that differ from this "
+            f"version's ({names}): your edits are kept and nothing was copied; give another "
+            "folder for a fresh copy")
+    missing = [f for f in files if not (folder / f).exists()]
+    for f in missing:
+        (folder / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / f, folder / f)
+    return missing

@@ -22,6 +22,10 @@ an answer sent to it is the new answer (time travel). Answer by interrupt id
 (``Command(resume={interrupt.id: value})``) and a stale answer is caught even after the graph asked
 a new question.
 
+The loop is above this module: ``Pregel`` passes in how a saved checkpoint is restored
+(``paused`` needs its next tasks). A lock lives for the run only: on Postgres it is held on a
+connection the saver was given, never on one of its own.
+
 The lock lives where the savers' processes meet (checkpoint/locks.py): a Postgres advisory lock,
 a record lock beside a SQLite file, or only the in-process lock below for InMemory. Subgraph runs
 inherit their parent's lock. Next: ``checkpoint/locks.py`` (the locks between processes).
@@ -45,13 +49,15 @@ from lgcheckpoint.constants import (
 from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
 from lgcheckpoint.types import Command, current_task
 
+# pregel/state.py's restore: a saved checkpoint -> (checkpoint, channels, pending, next tasks)
+Restore = Callable[[Any, Any], tuple]
 STRATEGIES = ("enqueue", "reject", "off")
 DEFAULT_STRATEGY = "enqueue"
 POLL_SECONDS = (0.002, 0.05)  # a waiting run retries the lock: first after 2 ms, at most 50 ms
 
 _held: dict[tuple, int] = {}  # (database, thread key) -> Python thread that holds it, this process
 _held_lock = threading.Lock()
-_locks = locks.OPEN  # saver -> its cross-process locks (locks.close_locks closes them)
+_locks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # saver -> its file locks
 
 
 class Claim:
@@ -99,11 +105,21 @@ class Claim:
 
     async def aacquire(self) -> None:
         delay = POLL_SECONDS[0]
-        while not await asyncio.to_thread(self.try_acquire):
+        while not await self.atry_acquire():
             if self.strategy == "reject":
                 raise self.busy()
             await asyncio.sleep(delay)
             delay = min(delay * 2, POLL_SECONDS[1])
+
+    async def atry_acquire(self) -> bool:
+        """try_acquire in a worker thread; cancelled meanwhile, it gives back what it took."""
+        attempt = asyncio.ensure_future(asyncio.to_thread(self.try_acquire))
+        try:
+            return await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            if await attempt:
+                await asyncio.to_thread(self.release)
+            raise
 
     def release(self) -> None:
         try:
@@ -116,7 +132,7 @@ class Claim:
         with _held_lock:
             _held.pop(self.slot, None)
 
-    def check_answer(self, input: Any, saved: Any, graph: Any) -> None:
+    def check_answer(self, input: Any, saved: Any, graph: Any, restore: Restore) -> None:
         """Refuse Command(resume=...) when no interrupt waits for it; nothing is written."""
         if not isinstance(input, Command) or input.resume is None:
             return
@@ -127,7 +143,7 @@ class Claim:
         answered = sorted(set(resume) - waiting) if by_id else []
         if waiting and not answered:
             return
-        if not waiting and not by_id and (asks_again(saved) or paused(graph, saved)):
+        if not waiting and not by_id and (asks_again(saved) or paused(graph, saved, restore)):
             return  # time travel, or a breakpoint: the next task runs and may ask again
         where = saved.checkpoint["id"] if saved is not None else "none yet"
         what = (f"interrupt(s) {', '.join(answered)} no longer wait" if answered
@@ -144,10 +160,8 @@ def asks_again(saved: Any) -> bool:
         channel == RESUME for _, channel, _ in saved.pending_writes or [])
 
 
-def paused(graph: Any, saved: Any) -> bool:
+def paused(graph: Any, saved: Any, restore: Restore) -> bool:
     """Stopped before its next tasks (a breakpoint or a crash): a resume continues the run."""
-    from lgcheckpoint.pregel.state import restore
-
     if saved is None:
         return False
     finished = {str(t) for t, c, _ in saved.pending_writes or [] if c not in CONTROL_WRITES}
@@ -192,36 +206,38 @@ def claim_for(saver: Any, thread_id: str, strategy: str, lock: Any) -> Claim:
 
 
 def sync_locks(saver: Any) -> Any:
-    """The saver's cross-process locks, made once (on a closed connection: none; the run says)."""
-    if saver not in _locks:
-        try:
-            _locks[saver] = remember(saver, locks.locks_for(saver))
-        except Exception:  # noqa: BLE001 - the run's first saver call reports it in plain words
-            return locks.NoLocks()
-    return _locks[saver]
-
-
-def remember(saver: Any, lock: Any) -> Any:
-    """A lock connection lives as long as its saver (or until locks.close_locks(saver))."""
-    if hasattr(lock, "close"):
-        weakref.finalize(saver, lock.close)
-    return lock
+    """The saver's cross-process locks (on a closed connection: none; the run says so)."""
+    if saver in _locks:
+        return _locks[saver]
+    try:
+        return keep(saver, locks.locks_for(saver))
+    except Exception:  # noqa: BLE001 - the run's first saver call reports it in plain words
+        return locks.NoLocks()
 
 
 async def async_locks(saver: Any) -> Any:
-    if saver not in _locks:
-        try:
-            path = ""
-            if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
-                async with saver.conn.execute("PRAGMA database_list") as cursor:
-                    path = (await cursor.fetchone())[2]
-            _locks[saver] = remember(saver, locks.locks_for(saver, sqlite_path=path))
-        except Exception:  # noqa: BLE001 - as in sync_locks
-            return locks.NoLocks()
-    return _locks[saver]
+    if saver in _locks:
+        return _locks[saver]
+    try:
+        path = ""
+        if type(getattr(saver, "conn", None)).__module__.startswith("aiosqlite"):
+            async with saver.conn.execute("PRAGMA database_list") as cursor:
+                path = (await cursor.fetchone())[2]
+        return keep(saver, locks.locks_for(saver, sqlite_path=path))
+    except Exception:  # noqa: BLE001 - as in sync_locks
+        return locks.NoLocks()
 
 
-def guarded(stream: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+def keep(saver: Any, lock: Any) -> Any:
+    """Remember a file lock per saver (found by a query); a Postgres one refers to its saver,
+    which a cache keyed by the saver must not hold, and costs nothing to make per run."""
+    if not isinstance(lock, locks.AdvisoryLocks):
+        _locks[saver] = lock
+    return lock
+
+
+def guarded(stream: Callable[..., Iterator[Any]], restore: Restore
+            ) -> Callable[..., Iterator[Any]]:
     """Wrap Pregel.stream: hold the thread for the whole run (see the module docstring)."""
 
     @functools.wraps(stream)
@@ -237,7 +253,7 @@ def guarded(stream: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]
         claim.acquire()
         try:
             if isinstance(input, Command) and input.resume is not None:
-                claim.check_answer(input, saver.get_tuple(load), graph)
+                claim.check_answer(input, saver.get_tuple(load), graph, restore)
             yield from stream(graph, input, config, **kwargs)
         finally:
             claim.release()
@@ -245,7 +261,8 @@ def guarded(stream: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]
     return run
 
 
-def aguarded(astream: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+def aguarded(astream: Callable[..., AsyncIterator[Any]], restore: Restore
+             ) -> Callable[..., AsyncIterator[Any]]:
     """Async twin of guarded, for Pregel.astream."""
 
     @functools.wraps(astream)
@@ -261,7 +278,7 @@ def aguarded(astream: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncI
         inner = astream(graph, input, config, **kwargs)
         try:
             if claim is not None and isinstance(input, Command) and input.resume is not None:
-                claim.check_answer(input, await saver.aget_tuple(load), graph)
+                claim.check_answer(input, await saver.aget_tuple(load), graph, restore)
             async for chunk in inner:
                 yield chunk
         finally:

@@ -688,7 +688,8 @@ def check_one_statement_per_step(statements: list[str], history: list) -> None:
 def test_a_step_with_one_task_is_one_statement(saver, monkeypatch):
     statements: list[str] = []
     execute = saver._execute
-    monkeypatch.setattr(saver, "_execute", lambda s: (statements.append(s.query), execute(s)))
+    monkeypatch.setattr(saver, "_execute",
+                        lambda s, *config: (statements.append(s.query), execute(s, *config)))
     two_step_graph(saver).invoke({**START_STATE, "n": 0}, cfg(), durability="sync")
     check_one_statement_per_step(statements, list(saver.list(cfg())))
 
@@ -698,9 +699,9 @@ async def test_async_saver_a_step_with_one_task_is_one_statement(saver, postgres
     async with AsyncPostgresSaver.from_conn_string(postgres_uri) as asaver:
         execute = asaver._execute
 
-        async def counted(statement):
+        async def counted(statement, *config):
             statements.append(statement.query)
-            await execute(statement)
+            await execute(statement, *config)
 
         asaver._execute = counted
         await two_step_graph(asaver).ainvoke({**START_STATE, "n": 0}, cfg(), durability="sync")
@@ -825,9 +826,9 @@ def counting(reader):
     """``reader`` with its statements recorded in ``reader.statements``."""
     fetch, reader.statements = reader._fetch, []
 
-    def counted(statement):
+    def counted(statement, *config):
         reader.statements.append(statement)
-        return fetch(statement)
+        return fetch(statement, *config)
 
     reader._fetch = counted
     return reader

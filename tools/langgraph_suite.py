@@ -15,8 +15,10 @@
 4. **Classify** every test that did not pass with ``RULES`` (first match wins): out of scope,
    LangGraph-private helper, LangGraph test helper needing real LangGraph, deliberate difference
    (not applicable), or a named cause (missing feature / bug; applicable, counts as failing).
-   Anything unmatched is "unclassified" and counts as failing.
-5. **Report** passed / applicable per file and overall; ``--markdown`` writes the table.
+   Anything unmatched is "unclassified" and counts as failing. LangGraph's fixtures run exactly as
+   published, and no LangGraph-private name is translated to ours.
+5. **Report** passed / applicable per file and overall, the failing causes, and every exclusion
+   rule with the number of tests it set aside; ``--markdown`` writes the tables.
 
 Next: tools/langgraph_suite_plugin.py (the guard and the stand-ins).
 """
@@ -65,12 +67,13 @@ FLATTENED = {
 }
 RENAMED = {
     "langgraph.pregel.main": "lgcheckpoint.pregel",
+    "langgraph.graph.message": "lgcheckpoint.messages",  # a stand-in until that module exists
     "langgraph.checkpoint.base.id": "lgcheckpoint.checkpoint.id",
 }
 # langgraph.cache.base/memory/sqlite and langgraph.managed map to lgcheckpoint.cache.* and
 # lgcheckpoint.managed by name (target_of); only the Redis cache stays out of scope
 OUT_OF_SCOPE = (  # declared out of scope in README.md; their names become stand-ins
-    "langgraph.store", "langgraph.cache.redis", "langgraph.graph.message", "langgraph.prebuilt",
+    "langgraph.store", "langgraph.cache.redis", "langgraph.prebuilt",
     "langgraph.stream", "langgraph.pregel.remote", "langgraph.callbacks", "langgraph_sdk",
     "redis",
 )
@@ -107,6 +110,14 @@ def has_module(name: str) -> bool:
         return False
 
 
+def has_name(module: object, name: str) -> bool:
+    """hasattr, for a module that refuses a name it lacks with ImportError (the messages one)."""
+    try:
+        return hasattr(module, name)
+    except ImportError:
+        return False
+
+
 def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
     """Decide an import: (module to import, kind, module a stand-in module looks names up in)."""
     if any(path == p or path.startswith(p + ".") for p in OUT_OF_SCOPE):
@@ -120,7 +131,7 @@ def route(path: str, names: list[str]) -> tuple[str, str, str | None]:
         module = sys.modules[target]
         with warnings.catch_warnings():  # constants.Send: deprecated, but there
             warnings.simplefilter("ignore", DeprecationWarning)
-            missing = [n for n in names if n != "*" and not hasattr(module, n)]
+            missing = [n for n in names if n != "*" and not has_name(module, n)]
         if not missing:
             return target, "lgcheckpoint", None
         if all(n.startswith("_") for n in missing):
@@ -153,7 +164,15 @@ def rewrite_imports(source: str, stubs: dict[str, str | None]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Classification. (kind, where, pattern, cause). where: "id" (the test id) or "msg" (its error).
+# A failure for want of langchain messages (LangGraph's message module, or our stand-in for it)
+MESSAGES = (r"MessagesState|add_messages|RemoveMessage|REMOVE_ALL_MESSAGES|MessageGraph"
+            r"|graph\.message\b")
+# names in a test's code that need more of langchain than messages as state
+BEYOND_MESSAGES = (r"Chat|Runnable(?!Config)|bind_tools|ToolNode|react_agent|astream_events|Tracer"
+                   r"|callbacks|\btool\b|\bStructuredTool\b")
+
+# Classification. (kind, where, pattern, cause). where: "id" (the test id), "msg" (its error) or
+# "uses" (names its code uses, from langchain_uses; only for an error about messages).
 # Kinds: out_of_scope / private / helper / deliberate are NOT applicable; missing / bug are
 # applicable failures with a named cause. First match wins.
 RULES = [
@@ -162,9 +181,18 @@ RULES = [
     ("out_of_scope", "id", r"test_(async_)?store\.py|test_redis_cache\.py", "stores"),
     ("out_of_scope", "id", r"test_remote_graph|stream_events_v3|_transformer\.py|/test_stream_",
      "v3 streaming protocol / remote graphs"),
-    ("out_of_scope", "id", (r"test_messages_state|test_tool_stream_handler|test_graph_callbacks"
+    ("out_of_scope", "id", (r"test_tool_stream_handler|test_graph_callbacks"
                             r"|test_tracing_interops|test_runnable\.py|test_trace_policy"),
-     "langchain messages / Runnables / callbacks / tracing"),
+     "langchain tools / Runnables / callbacks / tracing"),
+    # messages as the state type are in scope (the messages issue): a test failing for want of
+    # them is applicable, unless it wants a private helper of the message module, or its own code
+    # (or a helper it calls) also drives a chat model, a tool or a Runnable (out of scope)
+    ("private", "msg", r"PrivateHelperError: langgraph\.graph\.message\._",
+     "LangGraph-private helper"),
+    ("out_of_scope", "uses", BEYOND_MESSAGES,
+     "langchain chat models / tools / Runnables (besides messages as state)"),
+    ("missing", "msg", MESSAGES, "langchain messages as the state type (MessagesState, "
+                                 "add_messages, MessageGraph)"),
     ("out_of_scope", "msg", r"langchain_core|Runnable|callbacks|langsmith", "langchain Runnables"),
     ("out_of_scope", "msg", r"ServerInfo|RunControl|GraphDrained|request_drain|server_info",
      "LangGraph Platform: server info, run draining"),
@@ -176,7 +204,6 @@ RULES = [
      "v3 streaming protocol (stream_events)"),
     ("out_of_scope", "id", r"test_utils\.py::test_runnable_callable_tracing",
      "langsmith tracing (a node's run tree)"),
-    ("out_of_scope", "msg", r"MessagesState|add_messages|RemoveMessage", "langchain messages"),
     ("out_of_scope", "msg", r"object has no attribute '(map|pipe|with_retry|bind)'",
      "langchain Runnable methods (.map, .pipe ...)"),
     ("out_of_scope", "msg", r"fake_tracer\.FakeTracer", "langchain callbacks (a tracer)"),
@@ -210,8 +237,6 @@ RULES = [
      "lgcheckpoint.constants is public: the runtime's reserved names are course material"),
     ("deliberate", "id", r"test_deprecation\.py::test_config_parameter_incorrect_typing",
      "`config` is injected by parameter name whatever its annotation (no warning needed)"),
-    ("out_of_scope", "id", r"test_deprecation\.py::test_message_graph_deprecation",
-     "langchain messages (MessageGraph)"),
     ("private", "msg", r"KeyError: '__pregel_", "reads a LangGraph-private config key"),
     ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
                        r"|test_algo\.py::test_prepare_next_tasks"
@@ -269,14 +294,18 @@ RULES = [
 
 # whole files about out-of-scope features are not run at all (listed in the report)
 OUT_OF_SCOPE_FILES = (r"test_(async_)?store\.py|test_redis_cache|test_remote_graph|stream_events_v3"
-                      r"|_transformer\.py|test_messages_state|test_tool_stream_handler"
+                      r"|_transformer\.py|test_tool_stream_handler"
                       r"|test_graph_callbacks|test_tracing_interops|test_delta_channel_benchmark")
 
 
-def classify(test_id: str, message: str) -> tuple[str, str]:
-    """(kind, cause) of a test that did not pass; ("bug", "unclassified: ...") if none matches."""
+def classify(test_id: str, message: str, uses: str = "") -> tuple[str, str]:
+    """(kind, cause) of a test that did not pass; ("bug", "unclassified: ...") if none matches.
+    ``uses``: the langchain names beyond messages its code uses (see ``langchain_uses``)."""
     for kind, where, pattern, cause in RULES:
-        if re.search(pattern, test_id if where == "id" else message):
+        if where == "uses":
+            if re.search(MESSAGES, message) and re.search(pattern, uses):
+                return kind, cause
+        elif re.search(pattern, test_id if where == "id" else message):
             return kind, cause
     short = re.sub(r"\s+", " ", re.sub(r"0x[0-9a-f]+|\d{3,}", "…", message))
     return "bug", "unclassified: " + short.replace("|", "/")[:90]
@@ -318,15 +347,18 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
     shutil.copytree(root / "tests", run / "tests")
     server = POSTGRES_URI.rsplit("/", 1)[0] + "/"
     stubs: dict[str, str | None] = {}
+    uses: dict[str, str] = {}
     for file in (run / "tests").rglob("*.py"):
-        text = rewrite_imports(file.read_text(), stubs)
+        source = file.read_text()
+        rel = file.relative_to(run).as_posix()
+        uses.update({f"{rel}::{test}": names for test, names in langchain_uses(source).items()})
+        text = rewrite_imports(source, stubs)
+        # the database URIs only; LangGraph's fixtures themselves run exactly as published
         text = re.sub(r"postgres://postgres(:postgres)?@localhost:\d+/postgres\?sslmode=disable",
                       db_uri, text)
         text = re.sub(r"postgres://postgres:postgres@localhost:\d+/", server, text)
-        # a saver built on the fixture's own connection or pool keeps the thread guard's lock
-        # session until the saver is collected (README, Differences): drop past it
-        text = text.replace('DROP DATABASE {database}")', 'DROP DATABASE {database} WITH (FORCE)")')
         file.write_text(text)
+    (run / "uses.json").write_text(json.dumps(uses, indent=1))
     for helper, ours in REPLACED_HELPERS.get(stem, {}).items():
         shutil.copy(HERE / ours, run / helper)
     (run / "stubs.json").write_text(json.dumps(stubs, indent=1))
@@ -334,6 +366,30 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
     (run / "pytest.ini").write_text(f"[pytest]\n{auto}asyncio_default_fixture_loop_scope = "
                                     "function\nfilterwarnings = ignore\n")
     return run
+
+
+def langchain_uses(source: str) -> dict[str, str]:
+    """{test name (``Class::test``): the names beyond messages its body uses} for one file; a
+    module-level helper the test calls counts as its body (one level)."""
+    tree = ast.parse(source)
+
+    def names(node: ast.AST) -> set[str]:
+        return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+                if isinstance(n, (ast.Name, ast.Attribute))}
+
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    helpers = {n.name: names(n) for n in tree.body if isinstance(n, functions)}
+    tests = [(n.name, n) for n in tree.body if isinstance(n, functions)]
+    tests += [(f"{c.name}::{n.name}", n) for c in tree.body if isinstance(c, ast.ClassDef)
+              for n in c.body if isinstance(n, functions)]
+    found = {}
+    for name, node in tests:
+        if name.rsplit("::", 1)[-1].startswith("test"):
+            used = names(node) | {a.arg for a in node.args.args}  # fixtures by name too
+            used |= {h for n in used if n in helpers for h in helpers[n]}
+            if hits := sorted(n for n in used if re.search(BEYOND_MESSAGES, n)):
+                found[name] = " ".join(hits)
+    return found
 
 
 def run_files(run: Path, files: list[str], against: Path, select: str | None = None) -> dict:
@@ -356,7 +412,12 @@ def run_files(run: Path, files: list[str], against: Path, select: str | None = N
         return {"tests": {f"{f}::<crashed>": {"outcome": "collect_error",
                                               "message": " | ".join(tail)} for f in files},
                 "guard": {"blocked": [], "loaded": []}}
-    return json.loads(out.read_text())
+    got = json.loads(out.read_text())
+    uses = json.loads((run / "uses.json").read_text())
+    for test_id, entry in got["tests"].items():
+        if names := uses.get(test_id.split("[")[0]):
+            entry["uses"] = names
+    return got
 
 
 def test_files(root: Path) -> list[str]:
@@ -365,7 +426,8 @@ def test_files(root: Path) -> list[str]:
 
 
 def summarize(results: dict[str, dict]) -> tuple[list[dict], Counter]:
-    """Per-file rows (passed, applicable, not applicable, causes) and the overall failing causes."""
+    """Per-file rows (passed, applicable, not applicable, causes) and the overall causes (failing
+    and set aside)."""
     rows, causes = [], Counter()
     per_file: dict[str, list] = defaultdict(list)
     for test_id, entry in results.items():
@@ -379,10 +441,9 @@ def summarize(results: dict[str, dict]) -> tuple[list[dict], Counter]:
             elif outcome == "skipped":
                 row["skipped"] += 1
             else:
-                kind, cause = classify(test_id, entry["message"])
+                kind, cause = classify(test_id, entry["message"], entry.get("uses", ""))
                 row[kind] += 1
-                if kind in APPLICABLE_KINDS:
-                    causes[(kind, cause)] += 1
+                causes[(kind, cause)] += 1
         row["applicable"] = row["passed"] + sum(row[k] for k in APPLICABLE_KINDS)
         rows.append({"file": file, **row})
     return rows, causes
@@ -398,7 +459,8 @@ def rate(passed: int, applicable: int) -> str:
 
 
 def table(rows: list[dict], causes: Counter, top: int = 25) -> str:
-    """The report as markdown: per-file table, overall line, top failing causes."""
+    """The report as markdown: per-file table, overall line, top failing causes, and every rule
+    that sets tests aside (not applicable) with its count, zero included."""
     cols = ["passed", "applicable", "missing", "bug", "out_of_scope", "private", "helper",
             "deliberate", "skipped"]
     out = ["| file | rate | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
@@ -412,9 +474,14 @@ def table(rows: list[dict], causes: Counter, top: int = 25) -> str:
     overall = rate(total["passed"], total["applicable"])
     passed, applicable = total['passed'], total['applicable']
     summary = f"Overall: {passed} of {applicable} applicable tests pass ({overall})."
+    failing = Counter({kc: n for kc, n in causes.items() if kc[0] in APPLICABLE_KINDS})
     out += ["", summary, "",
             "| failing cause | tests | kind |", "|---|---|---|"]
-    out += [f"| {cause} | {n} | {kind} |" for (kind, cause), n in causes.most_common(top)]
+    out += [f"| {cause} | {n} | {kind} |" for (kind, cause), n in failing.most_common(top)]
+    excluded = dict.fromkeys((kind, cause) for kind, _, _, cause in RULES
+                             if kind not in APPLICABLE_KINDS)
+    out += ["", "| set aside by rule (not applicable) | tests | kind |", "|---|---|---|"]
+    out += [f"| {cause} | {causes[(kind, cause)]} | {kind} |" for kind, cause in excluded]
     return "\n".join(out)
 
 
@@ -502,9 +569,10 @@ def report(results: dict, loaded: set, blocked: set, skipped_files: list, elsewh
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
     if args.json:
+        done = ("passed", "xfailed", "skipped")
         Path(args.json).write_text(json.dumps(
-            {tid: {**e, "class": classify(tid, e["message"]) if e["outcome"] not in
-                   ("passed", "xfailed", "skipped") else None} for tid, e in results.items()},
+            {tid: {**e, "class": None if e["outcome"] in done else
+                   classify(tid, e["message"], e.get("uses", ""))} for tid, e in results.items()},
             indent=1))
     return 1 if loaded else 0
 

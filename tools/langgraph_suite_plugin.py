@@ -68,10 +68,13 @@ class Guard(importlib.abc.MetaPathFinder):
 
 
 class _StandInMeta(type):
-    """Using a stand-in class (calling it, reading an attribute) raises its error."""
+    """Using a stand-in class (calling it, reading an attribute, isinstance) raises its error."""
 
     def __call__(cls, *args, **kwargs):
         raise cls._lgsuite_error(f"{cls._lgsuite_name} is {cls._lgsuite_kind}")
+
+    def __instancecheck__(cls, instance):  # isinstance(x, _DeltaSnapshot) must not just say no
+        raise cls._lgsuite_error(f"isinstance(..., {cls._lgsuite_name}): {cls._lgsuite_kind}")
 
     def __getattr__(cls, attr):
         if attr.startswith("__"):
@@ -79,6 +82,14 @@ class _StandInMeta(type):
         if attr.startswith("_"):  # a private method of a class we lack is private, not missing
             raise PrivateHelperError(f"{cls._lgsuite_name}.{attr} is private for lgcheckpoint")
         raise cls._lgsuite_error(f"{cls._lgsuite_name}.{attr} is {cls._lgsuite_kind}")
+
+
+class PrivateConfigKey(str):
+    """A LangGraph-private config key (``CONFIG_KEY_*``): putting it in a config raises, so a test
+    that lends a saver or a callback through one counts as private, never passes by accident."""
+
+    def __hash__(self):
+        raise PrivateHelperError(f"{self} is a LangGraph-private config key")
 
 
 def stand_in(kind: str, qualname: str) -> type:
@@ -97,25 +108,23 @@ class StubModule(types.ModuleType):
         _, kind, path = self.__name__.split(".", 2)
         if f"{path}.{name}" in SHIMS:
             return SHIMS[f"{path}.{name}"]
-        if f"{path}.{name}" in TWINS:
-            module, ours = TWINS[f"{path}.{name}"]
-            ELSEWHERE.add(f"{path}.{name} -> {module}.{ours}")
-            return getattr(importlib.import_module(module), ours)
-        if f"{path}.{name}" in ALIASES:
+        if f"{path}.{name}" in ALIASES and has_module(ALIASES[f"{path}.{name}"]):
             ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
             return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
         if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
             module = importlib.import_module(STUBS[self.__name__])
-            if hasattr(module, name):
+            if has_name(module, name):
                 return getattr(module, name)
         if kind != "out_of_scope":  # the same name elsewhere in lgcheckpoint: used, and reported
             for fallback in FALLBACKS:
                 module = importlib.import_module(fallback)
-                if hasattr(module, name):
+                if has_name(module, name):
                     ELSEWHERE.add(f"{path}.{name} -> {fallback}")
                     return getattr(module, name)
         if kind == "missing" and name.startswith("_"):  # a private name of a public module
             kind = "private"
+        if kind == "private" and name.startswith("CONFIG_KEY_"):
+            return PrivateConfigKey(f"{path}.{name}")
         return stand_in(kind, f"{path}.{name}")
 
 
@@ -140,14 +149,29 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 # value (a test's fixture resets LangGraph's "already warned" registry: ours has none)
 SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
-# public LangGraph names we keep in another module (the swap-in gap is listed in README.md)
-ALIASES: dict[str, str] = {}
-# LangGraph-private names of a public record we keep under its public name: (our module, name)
-TWINS = {"langgraph.checkpoint.serde.types._DeltaSnapshot":
-         ("lgcheckpoint.checkpoint.serde.types", "DeltaSnapshot"),
-         # the config key under which a parent run lends its saver to a graph compiled without one
-         "langgraph._internal._constants.CONFIG_KEY_CHECKPOINTER":
-         ("lgcheckpoint.constants", "CHECKPOINTER")}
+# public LangGraph names we keep in another module (the swap-in gap is listed in README.md);
+# one whose module is not there yet is a stand-in like any missing name
+ALIASES: dict[str, str] = {f"langgraph.graph.{name}": "lgcheckpoint.messages"
+                           for name in ("MessagesState", "MessageGraph", "add_messages")}
+
+
+def has_module(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+        return True
+    except ImportError:
+        return False
+
+
+def has_name(module: object, name: str) -> bool:
+    """hasattr, for a module that refuses a name it lacks with ImportError (the messages one)."""
+    try:
+        return hasattr(module, name)
+    except ImportError:
+        return False
+# No LangGraph-private name (a config key such as CONFIG_KEY_CHECKPOINTER, "__pregel_
+# checkpointer", or a private class such as _DeltaSnapshot) is ever translated to ours: a real
+# program would not get that translation, so a test that needs one counts as private.
 STUBS: dict[str, str | None] = {}  # stand-in module -> our module to look names up in first
 
 

@@ -5,9 +5,14 @@ share between processes, and every lock is released by the operating system or t
 its holder dies (a SIGKILLed run never leaves a thread locked):
 
 - **Postgres**: a session advisory lock, ``pg_try_advisory_lock(key)``, with key = a 64-bit hash
-  of ``thread_id`` and ``checkpoint_ns`` ("", the root graph). It is taken on a connection of its
-  own, opened once per saver: the saver's connection (or pool) keeps serving statements, and a
-  session lock taken on a pooled connection would go back to the pool with it.
+  of ``thread_id`` and ``checkpoint_ns`` ("", the root graph), taken only on a connection the
+  caller gave and only for the run (the saver does it: ``postgres/__init__.py``). On a saver's
+  single connection, every run of the process shares that session, and a session may take the
+  same lock twice — so the guard's in-process lock, keyed by that connection, keeps two runs of
+  one process apart there, and the advisory lock keeps other processes out. On a pool, the run
+  borrows one connection for its whole length, holds the lock on it and sends its own statements
+  through it (a run needs one pooled connection, never two: more runs than connections wait for
+  the pool, none deadlocks), then unlocks and gives it back. Nothing stays open after a run.
 - **SQLite file**: a POSIX record lock (``fcntl.lockf``) on one byte of ``<database>-threadlock``,
   a file beside the database, at an offset hashed from the thread. Why not a row in a side table
   held under ``BEGIN IMMEDIATE``: that holds SQLite's single write lock for the whole run, so a run
@@ -31,13 +36,9 @@ import hashlib
 import os
 import sqlite3
 import threading
-import weakref
 from typing import Any, ClassVar
 
-from lgcheckpoint.checkpoint.errors import StoreUnavailableError
-
-OPEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # saver -> its locks (guard.py)
-TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%s)"
+TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%s) AS locked"  # run by the Postgres savers
 UNLOCK_SQL = "SELECT pg_advisory_unlock(%s)"
 LOCK_FILE_SUFFIX = "-threadlock"
 
@@ -102,50 +103,13 @@ class FileLocks:
 
 
 class AdvisoryLocks:
-    """Session advisory locks on a connection of their own (reopened if the server dropped it)."""
+    """Postgres advisory locks, taken through the saver on a connection the caller gave it."""
 
-    def __init__(self, conninfo: str, identity: Any) -> None:
-        self.conninfo, self.identity = conninfo, identity
-        self.conn: Any = None
-        self.mutex = threading.Lock()  # one statement at a time on the lock connection
-
-    def try_lock(self, key: int) -> bool:
-        return bool(self._query(TRY_LOCK_SQL, key))
-
-    def unlock(self, key: int) -> None:
-        self._query(UNLOCK_SQL, key)
-
-    def _query(self, sql: str, key: int) -> Any:
-        import psycopg
-
-        with self.mutex:
-            for _ in range(2):  # a session the server dropped while idle: once more, afresh
-                fresh = self.conn is None or self.conn.closed
-                try:
-                    if fresh:
-                        self.conn = psycopg.connect(self.conninfo, autocommit=True)
-                    return self.conn.execute(sql, (key,)).fetchone()[0]
-                except psycopg.OperationalError as exc:
-                    self.close()  # a dead session holds no locks
-                    if fresh:
-                        raise StoreUnavailableError(
-                            f"cannot take the thread's lock on Postgres "
-                            f"({' '.join(str(exc).split())}); run again once the server is "
-                            "reachable") from exc
-            raise AssertionError("unreachable: the second try opens a fresh connection")
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
-def close_locks(saver: Any) -> None:
-    """Close the session a saver's runs hold their Postgres locks on (its from_conn_string does
-    this on exit): until then the database has one more session, which DROP DATABASE waits for."""
-    lock = OPEN.pop(saver, None)
-    if hasattr(lock, "close"):
-        lock.close()
+    def __init__(self, saver: Any) -> None:
+        self.try_lock, self.unlock = saver.try_advisory_lock, saver.advisory_unlock
+        # runs on one connection share its session, which may take a lock twice: the guard's
+        # in-process lock keeps them apart (runs on other connections are apart in Postgres)
+        self.identity = ("postgres", id(saver.conn))
 
 
 def locks_for(saver: Any, sqlite_path: str = "") -> FileLocks | AdvisoryLocks | NoLocks | None:
@@ -157,21 +121,8 @@ def locks_for(saver: Any, sqlite_path: str = "") -> FileLocks | AdvisoryLocks | 
     module = type(conn).__module__
     if module.startswith("aiosqlite"):  # its path is read by an await: see guard.alocks_for
         return FileLocks.for_database(sqlite_path) if sqlite_path else NoLocks()
-    if module.startswith(("psycopg", "psycopg_pool")):
-        conninfo = postgres_conninfo(conn)
-        return AdvisoryLocks(conninfo, ("postgres", conninfo))
+    if hasattr(saver, "try_advisory_lock"):
+        return AdvisoryLocks(saver)
     if type(saver).__name__ == "InMemorySaver":
         return NoLocks()
     return None
-
-
-def postgres_conninfo(conn: Any) -> str:
-    """Where the saver's connection or pool connects (with the password a Connection used)."""
-    from psycopg.conninfo import make_conninfo
-
-    if hasattr(conn, "conninfo"):  # a pool
-        extra = {k: v for k, v in (getattr(conn, "kwargs", None) or {}).items()
-                 if k in ("user", "password", "host", "port", "dbname")}
-        return make_conninfo(conn.conninfo, **extra)
-    password = conn.info.password
-    return make_conninfo(conn.info.dsn, **({"password": password} if password else {}))

@@ -156,7 +156,7 @@ class Pregel(CompiledGraph):
         """invoke(version="v2")'s value: the output as read (a StateGraph builds its type)."""
         return values
 
-    @guarded  # one run at a time on a thread (guard.py)
+    @partial(guarded, restore=state.restore)  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
@@ -194,7 +194,7 @@ class Pregel(CompiledGraph):
         yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
-    @aguarded
+    @partial(aguarded, restore=state.restore)
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,

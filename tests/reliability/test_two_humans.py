@@ -9,6 +9,7 @@ guard off the same race runs the node several times and forks the thread: LangGr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from psycopg_pool import AsyncConnectionPool
 
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.demos import build_approval_agent
@@ -30,14 +32,15 @@ CHILD = str(Path(two_humans_child.__file__))
 HUMANS = 4
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request, tmp_path) -> tuple[str, str]:
-    kind = request.param
+@pytest.fixture(params=["sqlite", "postgres", "postgres pool"])
+def db(request, tmp_path) -> tuple[str, str, bool]:
+    """(kind, target, pooled): each child's saver on one connection, or on a pool of its own."""
+    kind, pooled = request.param.split()[0], request.param.endswith("pool")
     target = (request.getfixturevalue("postgres_uri") if kind == "postgres"
               else str(tmp_path / "shared.sqlite"))
     with open_saver(kind, target) as saver:
         saver.setup()
-    return kind, target
+    return kind, target, pooled
 
 
 def ask(kind: str, target: str, thread: str, side_file: str) -> None:
@@ -48,14 +51,15 @@ def ask(kind: str, target: str, thread: str, side_file: str) -> None:
         assert out["__interrupt__"]
 
 
-def race(kind: str, target: str, thread: str, strategy: str, tmp_path: Path) -> list[dict]:
+def race(kind: str, target: str, thread: str, strategy: str, tmp_path: Path, pooled: bool = False
+         ) -> list[dict]:
     """Start HUMANS processes, let them answer at the same instant, collect how each ended."""
     go = tmp_path / f"go-{thread}"
     side = str(tmp_path / f"side-{thread}.txt")
     children = []
     for who in range(HUMANS):
         job = {"kind": kind, "target": target, "thread": thread, "strategy": strategy,
-               "side_file": side, "go_file": str(go), "who": who}
+               "side_file": side, "go_file": str(go), "who": who, "pool": pooled}
         children.append(subprocess.Popen([sys.executable, CHILD, json.dumps(job)], text=True,
                                          stdout=subprocess.PIPE))
     for child in children:  # every one is connected and waiting
@@ -71,11 +75,12 @@ def race(kind: str, target: str, thread: str, strategy: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("strategy", ["reject", "enqueue", "off"])
 def test_four_processes_answer_the_same_interrupt(db, strategy, tmp_path):
-    kind, target = db
+    kind, target, pooled = db
+    label = kind + (" pool" if pooled else "")
     thread = f"two-humans-{strategy}-{uuid.uuid4().hex[:6]}"
     side = tmp_path / f"side-{thread}.txt"
     ask(kind, target, thread, str(side))
-    results = race(kind, target, thread, strategy, tmp_path)
+    results = race(kind, target, thread, strategy, tmp_path, pooled)
     outcomes = sorted(r["outcome"] for r in results)
     effects = side.read_text().splitlines() if side.exists() else []
     with open_saver(kind, target) as saver:
@@ -84,7 +89,7 @@ def test_four_processes_answer_the_same_interrupt(db, strategy, tmp_path):
     if strategy == "off":  # LangGraph's behaviour: every answer runs the node, the thread forks
         assert outcomes == ["ran"] * HUMANS
         assert len(effects) >= 2, effects
-        record(f"two humans {kind} guard off: {HUMANS} answers ran the node {len(effects)} "
+        record(f"two humans {label} guard off: {HUMANS} answers ran the node {len(effects)} "
                f"times; {len(history)} checkpoints, {len(chain_problems(history))} chain breaks")
         return
     refused = "busy" if strategy == "reject" else "stale"
@@ -95,7 +100,7 @@ def test_four_processes_answer_the_same_interrupt(db, strategy, tmp_path):
     assert len(history) == 3  # input, START's step (where review asked), the answered step
     assert store.orphan_writes(thread) == 0
     waited = max(r["seconds"] for r in results if r["outcome"] != "ran")
-    record(f"two humans {kind} {strategy}: {HUMANS} answers at once -> side effect ran "
+    record(f"two humans {label} {strategy}: {HUMANS} answers at once -> side effect ran "
            f"{len(effects)}x, outcomes {outcomes}, one chain of {len(history)} checkpoints, "
            f"slowest refusal {waited * 1000:.0f} ms")
 
@@ -248,7 +253,7 @@ def test_an_unknown_strategy_is_refused():
 
 
 @pytest.mark.parametrize("strategy", ["reject", "enqueue"])
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "postgres pool"])
 def test_async_runs_take_the_same_lock(kind, strategy, request, tmp_path):
     """ainvoke holds the thread too, through the same locks as a sync run."""
     import asyncio
@@ -259,12 +264,19 @@ def test_async_runs_take_the_same_lock(kind, strategy, request, tmp_path):
     else:
         from lgcheckpoint.checkpoint.postgres.aio import AsyncPostgresSaver as Saver
         target = request.getfixturevalue("postgres_uri")
+    pooled, kind = kind.endswith("pool"), kind.split()[0]
     thread = f"async-{strategy}-{uuid.uuid4().hex[:6]}"
     config = {"configurable": {"thread_id": thread}}
     side = tmp_path / "side.txt"
 
     async def main() -> list[str]:
-        async with Saver.from_conn_string(target) as saver:
+        async with contextlib.AsyncExitStack() as stack:
+            if pooled:  # each run borrows its lock's connection from the pool
+                pool = await stack.enter_async_context(AsyncConnectionPool(
+                    target, min_size=1, max_size=2, kwargs={"autocommit": True}, open=False))
+                saver = Saver(pool)
+            else:
+                saver = await stack.enter_async_context(Saver.from_conn_string(target))
             await saver.setup()
             graph = two_humans_child.review_graph(saver, str(side))
             await graph.ainvoke({"text": "x"}, config)
@@ -304,3 +316,29 @@ def test_a_fork_of_an_answered_question_takes_a_new_answer():
     assert out["messages"][-2]["content"] == "refunded 100.00 EUR for order #1042"
     with pytest.raises(StaleResumeError):  # and now the fork's question is answered too
         graph.invoke(Command(resume={"amount": 1.0}), fork)
+
+
+def test_a_run_cancelled_while_it_takes_the_lock_leaves_the_thread_free(monkeypatch, tmp_path):
+    """asyncio cancels an ainvoke while its lock is being taken (in a worker thread): the lock
+    taken meanwhile is released, so the next run on the thread is not told it is busy."""
+    import asyncio
+
+    from lgcheckpoint.checkpoint import locks
+
+    taking = locks.NoLocks.try_lock
+
+    def slow_try_lock(self, key):
+        time.sleep(0.3)
+        return taking(self, key)
+
+    monkeypatch.setattr(locks.NoLocks, "try_lock", slow_try_lock)
+    graph = two_humans_child.review_graph(InMemorySaver(), str(tmp_path / "side"), seconds=0)
+    config = {"configurable": {"thread_id": "cancelled"}}
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(graph.ainvoke({"text": "x"}, config), 0.1)
+        await asyncio.sleep(0.4)  # the worker thread has taken the lock by now
+        await graph.ainvoke({"text": "x"}, config, multitask_strategy="reject")
+
+    asyncio.run(main())

@@ -40,12 +40,19 @@ def review_graph(saver: Any, side_file: str, seconds: float = 0.3) -> Any:
 
 
 @contextmanager
-def saver_for(kind: str, target: str):
+def saver_for(kind: str, target: str, pooled: bool = False):
     if kind == "sqlite":
         from lgcheckpoint.checkpoint.sqlite import SqliteSaver
 
         with SqliteSaver.from_conn_string(target) as saver:
             yield saver
+    elif pooled:  # each run borrows its lock's connection from the pool
+        from psycopg_pool import ConnectionPool
+
+        from lgcheckpoint.checkpoint.postgres import PostgresSaver
+
+        with ConnectionPool(target, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+            yield PostgresSaver(pool)
     else:
         from lgcheckpoint.checkpoint.postgres import PostgresSaver
 
@@ -57,7 +64,7 @@ def main(job: dict) -> None:
     from lgcheckpoint.errors import StaleResumeError, ThreadBusyError
     from lgcheckpoint.types import Command
 
-    with saver_for(job["kind"], job["target"]) as saver:
+    with saver_for(job["kind"], job["target"], job.get("pool", False)) as saver:
         graph = review_graph(saver, job["side_file"])
         config = {"configurable": {"thread_id": job["thread"]}}
         print("ready", flush=True)

@@ -3,8 +3,10 @@
 The SQL and the row mapping live in ``sql.py``; this file only lends out a connection and runs
 one statement per verb: each write is atomic on its own and one round trip, and a read is the
 query of ``sql.SELECT_SQL`` (list() reads its first page so; for more, the keys of the rest once,
-then ``sql.PAGE_SIZE`` rows per statement by key). The async twin is ``aio.py``, the same file
-with ``await``.
+then ``sql.PAGE_SIZE`` rows per statement by key). It also takes the thread guard's advisory lock
+for a run (``checkpoint/locks.py``): on the saver's own connection, or on a connection the pool
+lends to that run until it ends, which then carries the run's statements as well. The async twin
+is ``aio.py``, the same file with ``await``.
 
     with PostgresSaver.from_conn_string("postgresql://postgres@localhost/postgres") as saver:
         saver.setup()                       # once per database: creates or migrates the tables
@@ -42,7 +44,7 @@ from lgcheckpoint.checkpoint.postgres import sql
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.errors import SaverNotSetUpError, StoreUnavailableError
-from lgcheckpoint.checkpoint.locks import close_locks
+from lgcheckpoint.checkpoint.locks import TRY_LOCK_SQL, UNLOCK_SQL, thread_key
 
 Conn = Connection | ConnectionPool  # one connection (we lock around it) or a pool (no lock needed)
 
@@ -69,6 +71,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         # a cursor per connection, reused: it keeps the adapters it looked up (a new one per
         # statement costs ~20 µs); used only under the lock or while the pool lends the connection
         self.cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.pins: dict[int, Pin] = {}  # thread lock key -> the pooled connection its run holds
 
     @classmethod
     @contextlib.contextmanager
@@ -77,11 +80,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     ) -> Iterator[PostgresSaver]:
         """Open one autocommit connection for the saver's lifetime, close it afterwards."""
         with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
-            saver = cls(conn, serde=serde)
-            try:
-                yield saver
-            finally:
-                close_locks(saver)  # the thread guard's lock session goes with the connection
+            yield cls(conn, serde=serde)
 
     def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
@@ -97,7 +96,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     # --- reading ---------------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint the config names (or its thread's newest), with its pending writes."""
-        rows = self._fetch(sql.select_one(config))
+        rows = self._fetch(sql.select_one(config), config)
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
 
     def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
@@ -106,7 +105,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         read = sql.HistoryRead(config, channels, self.serde)
         query = read.next
         while query is not None:
-            query = read.take(self._fetch(query))
+            query = read.take(self._fetch(query, config))
         return read.result()
 
     def list(
@@ -119,12 +118,12 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, a page of rows per statement (see ``sql.PAGE_SIZE``);
         ``filter`` matches metadata by JSONB containment."""
-        first = self._fetch(sql.list_first(config, filter, before, limit))
+        first = self._fetch(sql.list_first(config, filter, before, limit), config)
         for row in first:
             yield sql.row_to_tuple(row, self.serde)
         rest = sql.list_rest(config, filter, before, limit, first)
-        for statement in sql.list_pages(self._fetch(rest) if rest else []):
-            for row in self._fetch(statement):
+        for statement in sql.list_pages(self._fetch(rest, config) if rest else []):
+            for row in self._fetch(statement, config):
                 yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------
@@ -139,7 +138,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         statement, next_config = sql.put_statement(
             config, checkpoint, metadata, new_versions, self.serde
         )
-        self._execute(statement)
+        self._execute(statement, config)
         return next_config
 
     def put_writes(
@@ -150,7 +149,8 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """One task's writes, saved before its step ends so a crash does not lose them."""
-        self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde))
+        self._execute(sql.put_writes_statement(config, writes, task_id, task_path, self.serde),
+                      config)
 
     def put_writes_and_checkpoint(
         self,
@@ -164,7 +164,7 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         statement, next_config = sql.put_writes_and_checkpoint_statement(
             task, config, checkpoint, metadata, new_versions, self.serde
         )
-        self._execute(statement)
+        self._execute(statement, config)
         return next_config
 
     def delete_thread(self, thread_id: str) -> None:
@@ -184,31 +184,104 @@ class PostgresSaver(StringVersions, BaseCheckpointSaver[str]):
         self._execute(sql.prune_statement(thread_ids, strategy))
 
 
+    # --- the thread guard's lock (checkpoint/locks.py) ------------------------------------------
+    def try_advisory_lock(self, key: int) -> bool:
+        """Take a thread's lock for a run: on the saver's connection, or on one the pool lends
+        until ``advisory_unlock`` (the run's statements go through it meanwhile)."""
+        if isinstance(self.conn, Connection):
+            with self._connection() as conn:
+                return cursor_of(self.cursors, conn).execute(TRY_LOCK_SQL, (key,)).fetchone()[
+                    "locked"]
+        for attempt in (1, 2):
+            with _explain_errors():
+                conn = self.conn.getconn()
+            try:
+                with _explain_errors():
+                    check_usable(conn)
+                    locked = cursor_of(self.cursors, conn).execute(TRY_LOCK_SQL, (key,)).fetchone()
+            except BaseException as exc:
+                conn.close()  # whatever stopped it, no lock may stay on a pooled session
+                self.conn.putconn(conn)  # the pool drops a closed one
+                if attempt == 2 or not isinstance(exc, PostgresUnavailableError):
+                    raise
+                self.conn.check()  # a server that dropped idle sessions: the rest go too
+                continue
+            if locked["locked"]:
+                self.pins[key] = Pin(conn, threading.Lock())
+            else:
+                self.conn.putconn(conn)
+            return locked["locked"]
+        raise AssertionError("unreachable")
+
+    def advisory_unlock(self, key: int) -> None:
+        """Release the thread's lock; a lent connection goes back to the pool."""
+        if isinstance(self.conn, Connection):
+            with self._connection() as conn:
+                cursor_of(self.cursors, conn).execute(UNLOCK_SQL, (key,))
+            return
+        pin = self.pins.pop(key)
+        with pin.mutex:
+            conn, pin.conn = pin.conn, None
+            try:
+                cursor_of(self.cursors, conn).execute(UNLOCK_SQL, (key,))
+            except psycopg.Error:
+                conn.close()  # the lock ends with its session; the pool drops a closed one
+                raise
+            finally:
+                self.conn.putconn(conn)
+
     # --- connections ---------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        """A usable autocommit connection, with missing tables reported as 'run setup()'."""
+    def _connection(self, config: RunnableConfig | None = None) -> Iterator[Connection]:
+        """A usable autocommit connection, with missing tables reported as 'run setup()': the one
+        a run on the config's thread holds, or the saver's own, or one lent by the pool."""
+        pin = pinned(self.pins, config)
+        if pin is not None:
+            with pin.mutex:
+                if pin.conn is not None:  # not yet given back by the run
+                    with _explain_errors():
+                        yield pin.conn
+                    return
         with self.lock, _borrow(self.conn) as conn, _explain_errors():
             check_usable(conn)
             yield conn
 
-    def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
-        """Rows of one query, as dicts (a pool's dead connection is replaced and read again)."""
+    def _fetch(self, statement: Statement, config: RunnableConfig | None = None
+               ) -> list[dict[str, Any]]:
+        """Rows of one query, as dicts (a pool's dead connection is replaced and read again;
+        a run's own connection is not: its lock died with it)."""
+        retry = isinstance(self.conn, ConnectionPool) and pinned(self.pins, config) is None
         for attempt in (1, 2):
             try:
-                with self._connection() as conn:
+                with self._connection(config) as conn:
                     cursor = cursor_of(self.cursors, conn)
                     return cursor.execute(statement.query, statement.params).fetchall()
             except PostgresUnavailableError:
-                if attempt == 2 or not isinstance(self.conn, ConnectionPool):
+                if attempt == 2 or not retry:
                     raise
         raise AssertionError("unreachable")
 
-    def _execute(self, statement: Statement | None) -> None:
+    def _execute(self, statement: Statement | None, config: RunnableConfig | None = None) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
         if statement is not None:
-            with self._connection() as conn:
+            with self._connection(config) as conn:
                 cursor_of(self.cursors, conn).execute(statement.query, statement.params)
+
+
+class Pin:
+    """A pooled connection one run holds its thread's lock on (None once given back)."""
+
+    def __init__(self, conn: Any, mutex: Any) -> None:
+        self.conn = conn
+        self.mutex = mutex  # one statement at a time on it (a threading or an asyncio Lock)
+
+
+def pinned(pins: dict[int, Pin], config: RunnableConfig | None) -> Pin | None:
+    """The connection a run on this config's thread holds, if any (sync and async savers)."""
+    if not pins or not config:
+        return None
+    thread_id = config.get("configurable", {}).get("thread_id")
+    return None if thread_id is None else pins.get(thread_key(str(thread_id)))
 
 
 def cursor_of(cursors: weakref.WeakKeyDictionary, conn: Any) -> Any:

@@ -13,6 +13,7 @@ import weakref
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -29,8 +30,10 @@ from lgcheckpoint.checkpoint.base import (
     PutWrites,
     RunnableConfig,
 )
-from lgcheckpoint.checkpoint.locks import close_locks
-from lgcheckpoint.checkpoint.postgres import _explain_errors, check_usable, cursor_of, sql
+from lgcheckpoint.checkpoint.locks import TRY_LOCK_SQL, UNLOCK_SQL
+from lgcheckpoint.checkpoint.postgres import (
+    Pin, PostgresUnavailableError, _explain_errors, check_usable, cursor_of, pinned, sql,
+)
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 
@@ -58,6 +61,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         single = isinstance(conn, AsyncConnection)
         self.lock = asyncio.Lock() if single else contextlib.nullcontext()
         self.cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # as in PostgresSaver
+        self.pins: dict[int, Pin] = {}  # as in PostgresSaver
         try:
             self.loop = asyncio.get_running_loop()  # where the sync verbs send their work
         except RuntimeError:
@@ -72,11 +76,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         async with await AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
-            saver = cls(conn, serde=serde)
-            try:
-                yield saver
-            finally:
-                close_locks(saver)  # the thread guard's lock session goes with the connection
+            yield cls(conn, serde=serde)
 
     async def setup(self) -> None:
         """Create the tables, or run only the migrations this database has not seen yet."""
@@ -91,7 +91,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
 
     # --- reading ---------------------------------------------------------------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        rows = await self._fetch(sql.select_one(config))
+        rows = await self._fetch(sql.select_one(config), config)
         return sql.row_to_tuple(rows[0], self.serde) if rows else None
 
     async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
@@ -100,7 +100,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         read = sql.HistoryRead(config, channels, self.serde)
         query = read.next
         while query is not None:
-            query = read.take(await self._fetch(query))
+            query = read.take(await self._fetch(query, config))
         return read.result()
 
     async def alist(
@@ -111,12 +111,12 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        first = await self._fetch(sql.list_first(config, filter, before, limit))
+        first = await self._fetch(sql.list_first(config, filter, before, limit), config)
         for row in first:
             yield sql.row_to_tuple(row, self.serde)
         rest = sql.list_rest(config, filter, before, limit, first)
-        for statement in sql.list_pages(await self._fetch(rest) if rest else []):
-            for row in await self._fetch(statement):
+        for statement in sql.list_pages(await self._fetch(rest, config) if rest else []):
+            for row in await self._fetch(statement, config):
                 yield sql.row_to_tuple(row, self.serde)
 
     # --- writing ---------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         statement, next_config = sql.put_statement(
             config, checkpoint, metadata, new_versions, self.serde
         )
-        await self._execute(statement)
+        await self._execute(statement, config)
         return next_config
 
     async def aput_writes(
@@ -141,7 +141,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         task_path: str = "",
     ) -> None:
         statement = sql.put_writes_statement(config, writes, task_id, task_path, self.serde)
-        await self._execute(statement)
+        await self._execute(statement, config)
 
     async def aput_writes_and_checkpoint(
         self,
@@ -155,7 +155,7 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         statement, next_config = sql.put_writes_and_checkpoint_statement(
             task, config, checkpoint, metadata, new_versions, self.serde
         )
-        await self._execute(statement)
+        await self._execute(statement, config)
         return next_config
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -171,24 +171,85 @@ class AsyncPostgresSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]
         await self._execute(sql.prune_statement(thread_ids, strategy))
 
 
+    # --- the thread guard's lock (checkpoint/locks.py) ------------------------------------------
+    async def atry_advisory_lock(self, key: int) -> bool:
+        """As PostgresSaver.try_advisory_lock: a pool lends the run a connection until unlock."""
+        if isinstance(self.conn, AsyncConnection):
+            async with self._connection() as conn:
+                cursor = await cursor_of(self.cursors, conn).execute(TRY_LOCK_SQL, (key,))
+                return (await cursor.fetchone())["locked"]
+        for attempt in (1, 2):
+            with _explain_errors():
+                conn = await self.conn.getconn()
+            try:
+                with _explain_errors():
+                    check_usable(conn)
+                    cursor = cursor_of(self.cursors, conn)
+                    locked = await (await cursor.execute(TRY_LOCK_SQL, (key,))).fetchone()
+            except BaseException as exc:
+                await conn.close()  # whatever stopped it, no lock may stay on a pooled session
+                await self.conn.putconn(conn)  # the pool drops a closed one
+                if attempt == 2 or not isinstance(exc, PostgresUnavailableError):
+                    raise
+                await self.conn.check()
+                continue
+            if locked["locked"]:
+                self.pins[key] = Pin(conn, asyncio.Lock())
+            else:
+                await self.conn.putconn(conn)
+            return locked["locked"]
+        raise AssertionError("unreachable")
+
+    async def aadvisory_unlock(self, key: int) -> None:
+        if isinstance(self.conn, AsyncConnection):
+            async with self._connection() as conn:
+                await cursor_of(self.cursors, conn).execute(UNLOCK_SQL, (key,))
+            return
+        pin = self.pins.pop(key)
+        async with pin.mutex:
+            conn, pin.conn = pin.conn, None
+            try:
+                await cursor_of(self.cursors, conn).execute(UNLOCK_SQL, (key,))
+            except psycopg.Error:
+                await conn.close()  # the lock ends with its session; the pool drops a closed one
+                raise
+            finally:
+                await self.conn.putconn(conn)
+
+    def try_advisory_lock(self, key: int) -> bool:
+        return self._wait(self.atry_advisory_lock(key))
+
+    def advisory_unlock(self, key: int) -> None:
+        self._wait(self.aadvisory_unlock(key))
+
     # --- connections ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection]:
-        """A usable autocommit connection, with missing tables reported as 'run setup()'."""
+    async def _connection(self, config: RunnableConfig | None = None
+                          ) -> AsyncIterator[AsyncConnection]:
+        """A usable autocommit connection, as in PostgresSaver._connection."""
+        pin = pinned(self.pins, config)
+        if pin is not None:
+            async with pin.mutex:
+                if pin.conn is not None:
+                    with _explain_errors():
+                        yield pin.conn
+                    return
         async with self.lock, _borrow(self.conn) as conn:
             with _explain_errors():
                 check_usable(conn)
                 yield conn
 
-    async def _fetch(self, statement: Statement) -> list[dict[str, Any]]:
-        async with self._connection() as conn:
+    async def _fetch(self, statement: Statement, config: RunnableConfig | None = None
+                     ) -> list[dict[str, Any]]:
+        async with self._connection(config) as conn:
             cursor = await cursor_of(self.cursors, conn).execute(statement.query, statement.params)
             return await cursor.fetchall()
 
-    async def _execute(self, statement: Statement | None) -> None:
+    async def _execute(self, statement: Statement | None, config: RunnableConfig | None = None
+                       ) -> None:
         """Run one write statement (atomic on its own: the savers build one per verb)."""
         if statement is not None:
-            async with self._connection() as conn:
+            async with self._connection(config) as conn:
                 await cursor_of(self.cursors, conn).execute(statement.query, statement.params)
 
 
