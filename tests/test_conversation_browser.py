@@ -5,18 +5,11 @@ it is shown, never run. Screenshots: test-artifacts/conversation-{light,dark}.pn
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from tests.test_browser import (
-    ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, THEMES, TOKEN, free_port, open_notebook,
+    ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, THEMES, jupyterlab, open_notebook,
 )
 
 pytestmark = pytest.mark.browser
@@ -49,50 +42,12 @@ def lab(request, tmp_path):
     """JupyterLab in one theme serving a notebook that shows a Conversation: (url, theme)."""
     import nbformat
 
-    if not Path(CHROMIUM).exists():
-        pytest.fail("NO CHROMIUM at /usr/bin/chromium: apt-get install chromium", pytrace=False)
-    root, home = tmp_path / "root", tmp_path / "home"
-    root.mkdir()
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    nbformat.write(nb, root / "conversation.ipynb")
-    settings = home / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    (settings / "themes.jupyterlab-settings").write_text(
-        json.dumps({"theme": THEMES[request.param]}))
-    env = dict(os.environ, **{name: str(home / name.lower()) for name in (
-        "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
-        "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")},
-        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    port, url = free_port(), ""
-    with open(tmp_path / "server.log", "w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-             "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
-             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        pytest.fail("JupyterLab did not start: "
-                                    + (tmp_path / "server.log").read_text()[-2000:])
-                    time.sleep(0.2)
-            yield url, request.param
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+    path = tmp_path / "conversation.ipynb"
+    nbformat.write(nb, path)
+    yield from jupyterlab(tmp_path, request.param, {"conversation": path})
 
 
 def test_conversation_in_jupyterlab(lab):
