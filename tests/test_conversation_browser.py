@@ -1,7 +1,8 @@
 """The conversation viewer in a real browser: JupyterLab's light and Dark themes in headless
 Debian chromium. The transcript renders, every text in it is readable (contrast >= 4.5, >= 12 px,
 measured as tests/test_browser.py measures), and markup in a message stays text: the <script> in
-it is shown, never run. Screenshots: test-artifacts/conversation-{light,dark}.png."""
+it is shown, never run. The studio's frame shows the head's conversation too.
+Screenshots: test-artifacts/conversation-{light,dark}.png."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ config = {"configurable": {"thread_id": "1"}}
 graph.invoke({"messages": [HumanMessage("add <i>3</i>", id="h-1")]}, config)
 graph.update_state(config, {"messages": [RemoveMessage(id="h-1")]})
 Conversation(graph, config, key="c2")"""
+STUDIO_CELL = """\
+from lgcheckpoint.viz import Studio
+Studio(graph, config).widget()"""
 
 
 @pytest.fixture(params=list(THEMES))
@@ -42,7 +46,8 @@ def lab(request, tmp_path):
     """JupyterLab in one theme serving a notebook that shows a Conversation: (url, theme)."""
     import nbformat
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL),
+                                          nbformat.v4.new_code_cell(STUDIO_CELL)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     path = tmp_path / "conversation.ipynb"
@@ -58,10 +63,11 @@ def test_conversation_in_jupyterlab(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page = browser.new_page(viewport={"width": 1280, "height": 2400})
             open_notebook(page, url, "conversation")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector(".lgc-chat .lgc-turn.lgc-removed", timeout=60000)
+            page.wait_for_selector(".lgc-studio .lgc-frame .lgc-chat", timeout=60000)
             page.wait_for_timeout(500)
             page.screenshot(path=str(ARTIFACTS / f"conversation-{theme}.png"), full_page=True)
             chat = page.locator(".lgc-chat").first
@@ -74,8 +80,11 @@ def test_conversation_in_jupyterlab(lab):
             assert roles == ["lgc-turn lgc-human lgc-removed", "lgc-turn lgc-ai",
                              "lgc-turn lgc-tool", "lgc-turn lgc-ai"], roles
             found = page.evaluate(READABILITY_JS)
-            mine = [t for t in found["texts"] if "lgc-" in t["where"]]
+            mine = [t for t in found["texts"]  # the transcripts' texts (the studio's are its own)
+                    if any(c in t["where"] for c in ("lgc-chat", "lgc-turn", "lgc-content"))]
             low = [t for t in mine if t["ratio"] < 4.5 or t["size"] < 12]
             assert len(mine) >= 8 and not low, low
+            studio_chat = page.locator(".lgc-studio .lgc-frame .lgc-chat").inner_text()
+            assert "<script>window.pwned = 1</script>" in studio_chat  # the head: h-1 is gone
         finally:
             browser.close()
