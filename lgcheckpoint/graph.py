@@ -27,7 +27,7 @@ from lgcheckpoint.errors import refuse_unimplemented
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.handlers import DEFAULT_HANDLER, HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
 from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
@@ -214,14 +214,15 @@ class StateGraph:
         refuse_unimplemented("add_node", options)
         timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
-            node, action = getattr(node, "name", None) or getattr(
-                node, "__name__", type(node).__name__), node
+            node, action = node.get_name() if is_runnable(node) else getattr(
+                node, "name", None) or getattr(node, "__name__", type(node).__name__), node
         if action is None:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
-        if not callable(action) and not isinstance(action, Pregel):  # e.g. a langchain Runnable
+        if isinstance(action, dict):  # {key: Runnable or function}, each run on the input
+            action = runnable_map(action)
+        if not (callable(action) or isinstance(action, Pregel) or is_runnable(action)):
             raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
-                            "callable: nodes are plain functions here (langchain Runnables are out "
-                            f"of scope); pass a function, e.g. add_node('{node}', runnable.invoke)")
+                            "callable: pass a function, a compiled graph or a langchain Runnable")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
         if node in RESERVED or node.startswith("__"):  # START and END among them
@@ -312,7 +313,7 @@ class StateGraph:
     def add_conditional_edges(self, source: str, path: Callable,
                               path_map: dict[Any, str] | list[str] | None = None) -> StateGraph:
         """After `source`, run whatever path(state) returns (a name, a list, END or Sends)."""
-        name = getattr(path, "__name__", None) or "condition"
+        name = getattr(path, "name" if is_runnable(path) else "__name__", None) or "condition"
         if name == "<lambda>":
             name = "condition"
         branches = self.branches.setdefault(source, {})
@@ -460,7 +461,17 @@ class CompiledStateGraph(Pregel):
         self.builder = builder
 
     def typed_output(self, values: Any) -> Any:
-        """invoke(version="v2"): a dataclass or pydantic output schema gets an instance."""
-        mapper = mapper_for(self.builder.output_schema)
-        return mapper(values) if mapper is not None and isinstance(values, dict) else values
+        """version="v2": a dataclass or pydantic output schema gets an instance."""
+        return typed(self.builder.output_schema, self.output_channels, values)
 
+    def typed_state(self, values: Any) -> Any:
+        """version="v2" checkpoints: a dataclass or pydantic state schema gets an instance."""
+        return typed(self.builder.state_schema, self.stream_channels, values)
+
+
+def typed(schema: Any, keys: Any, values: Any) -> Any:
+    """values as an instance of a dataclass or pydantic schema (a single-value state: as is)."""
+    mapper = mapper_for(schema)
+    if mapper is None or not isinstance(values, dict) or keys in (ROOT, [ROOT]):
+        return values
+    return mapper(values)

@@ -48,7 +48,7 @@ MODULES: dict[str, str] = {
     "langgraph.checkpoint.postgres": "lgcheckpoint.checkpoint.postgres",
     "langgraph.checkpoint.postgres.aio": "lgcheckpoint.checkpoint.postgres.aio",
     "langgraph.checkpoint.postgres.base": "lgcheckpoint.checkpoint.postgres.sql",
-    "langgraph.checkpoint.postgres.shallow": NOT_YET,
+    "langgraph.checkpoint.postgres.shallow": "lgcheckpoint.checkpoint.postgres",  # refuses them
     "langgraph.checkpoint.serde": "lgcheckpoint.checkpoint.serde",
     "langgraph.checkpoint.serde.base": "lgcheckpoint.checkpoint.serde.base",
     "langgraph.checkpoint.serde.encrypted": "lgcheckpoint.checkpoint.serde.encrypted",
@@ -94,6 +94,8 @@ MODULES: dict[str, str] = {
 
 # a name LangGraph keeps in one module and lgcheckpoint in another: "module.name" -> our module
 MOVED: dict[str, str] = {
+    "langgraph.checkpoint.postgres.shallow.AsyncShallowPostgresSaver":
+        "lgcheckpoint.checkpoint.postgres.aio",
     "langgraph.graph.MessagesState": "lgcheckpoint.messages",
     "langgraph.graph.MessageGraph": "lgcheckpoint.messages",
     "langgraph.graph.add_messages": "lgcheckpoint.messages",
@@ -135,9 +137,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "Platform": "LangGraph Platform, remote graphs and the SDK are out of scope for lgcheckpoint",
     "v3 streaming": "the v3 streaming protocol is out of scope for lgcheckpoint",
     "langgraph.config.get_store": "stores",
-    "langgraph.errors.GraphDrained": "Platform",
     "langgraph.runtime.BaseUser": "Platform",
-    "langgraph.runtime.RunControl": "Platform",
     "langgraph.runtime.ServerInfo": "Platform",
     "langgraph.prebuilt.InjectedStore": "stores",
     "langgraph.prebuilt.tool_node.InjectedStore": "stores",
