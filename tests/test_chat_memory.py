@@ -74,3 +74,52 @@ def test_transcript_marks_removed_replaced_and_pending_messages():
     assert transcript(replaced, history=history)[0].mark == "replaced"
     waiting = step("c0", [q], writes=[a])  # no next checkpoint yet: the write is pending
     assert [(t.id, t.mark) for t in transcript(waiting)] == [("q", ""), ("a", "pending")]
+
+
+def test_on_llm_new_token_streams_a_watched_models_chunks_only():
+    import uuid
+
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from lgcheckpoint.pregel.messages_stream import MessagesHandler
+
+    sent = []
+    handler = MessagesHandler(lambda ns, item: sent.append((ns, item)), False, ())
+    watched, other = uuid.uuid4(), uuid.uuid4()
+    meta = {"langgraph_checkpoint_ns": "agent:1", "langgraph_node": "agent"}
+    handler.on_chat_model_start({}, [], run_id=watched, metadata=meta)
+    handler.on_chat_model_start({}, [], run_id=other, metadata=dict(meta), tags=["nostream"])
+    for run_id in (watched, other):
+        chunk = ChatGenerationChunk(message=AIMessageChunk("Your", id="m"))
+        handler.on_llm_new_token("Your", chunk=chunk, run_id=run_id)
+    assert [(ns, m.content, md["langgraph_node"]) for ns, (m, md) in sent] == [
+        ((), "Your", "agent")]
+
+
+def test_tokens_stream_then_an_interrupt_and_a_resume_runs_only_the_question():
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from lgcheckpoint.checkpoint.memory import InMemorySaver
+    from lgcheckpoint.graph import START, StateGraph
+    from lgcheckpoint.messages import MessagesState
+    from lgcheckpoint.types import Command, interrupt
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("ready to send")]))
+    builder = StateGraph(MessagesState)
+    builder.add_node("answer", lambda s: {"messages": [model.invoke(s["messages"])]})
+    builder.add_node("ask", lambda s: {"messages": [AIMessage(f"({interrupt('send?')})")]})
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", "ask")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "1"}}
+
+    def run(value):
+        return [(mode, chunk[0].content if mode == "messages" else list(chunk))
+                for mode, chunk in graph.stream(value, config,
+                                                stream_mode=["messages", "updates"])]
+
+    assert run({"messages": [HumanMessage("refund")]}) == [
+        ("messages", "ready"), ("messages", " "), ("messages", "to"), ("messages", " "),
+        ("messages", "send"), ("updates", ["answer"]), ("updates", ["__interrupt__"])]
+    assert run(Command(resume="yes")) == [("messages", "(yes)"), ("updates", ["ask"])]

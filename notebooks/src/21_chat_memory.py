@@ -13,6 +13,7 @@
 # | know what the database holds | each message is a pydantic model, ext code 5 | 2 |
 # | ask a past question differently | overwrite a message by its id: a fork | 3 |
 # | stop the memory growing | `RemoveMessage`, trimming, a running summary | 4 |
+# | show the answer as it is written, then ask | `stream_mode="messages"`, then `interrupt()` | 5 |
 #
 # Everything runs offline: the "model" is langchain-core's `GenericFakeChatModel` with a few
 # rules instead of a network call. You need the messages extra
@@ -35,6 +36,7 @@ from lgcheckpoint.course_pictures import bar_chart
 from lgcheckpoint.graph import END, START, StateGraph
 from lgcheckpoint.messages import MessagesState, add_messages
 from lgcheckpoint.prebuilt import ToolNode, tools_condition
+from lgcheckpoint.types import Command, interrupt
 from lgcheckpoint.viz import Conversation, LineageGraph
 
 
@@ -288,6 +290,85 @@ before = next(s for s in reversed(summary_history.steps) if s.next == ["summariz
 Conversation(summary_history, key=before.key)
 
 # %% [markdown]
+# ## 5 · Tokens, then an interrupt
+# A chat UI shows the answer while the model writes it. `stream_mode="messages"` yields each
+# token a chat model produces inside a node, as `(message chunk, metadata)` — the metadata names
+# the node (`langgraph_node`), the step and the checkpoint namespace. Our fake model streams its
+# answer word by word, as a real one streams tokens.
+#
+# Now a person must approve the answer before it is sent. Where the `interrupt()` goes matters:
+# a node that is interrupted runs **again from its first line** on resume (chapter 08). If the
+# model call sits in the same node as the question, the resume calls the model again — and
+# streams every token again (and pays for them again). In a node of its own, the model's answer
+# is already in a checkpoint when the question is asked, and the resume only runs the question.
+
+# %%
+class RefundModel(RuleModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        answer = AIMessage("Your refund of 40 EUR is ready to send.")
+        return ChatResult(generations=[ChatGeneration(message=answer)])
+
+
+refund_model = RefundModel()
+
+
+def answer_and_ask(state: MessagesState):  # one node: the model call, then the question
+    reply = refund_model.invoke(state["messages"])
+    verdict = interrupt("send this answer?")
+    return {"messages": [reply, AIMessage(f"({verdict})")]}
+
+
+def answer(state: MessagesState):
+    return {"messages": [refund_model.invoke(state["messages"])]}
+
+
+def ask(state: MessagesState):
+    return {"messages": [AIMessage(f"({interrupt('send this answer?')})")]}
+
+
+def refund_graph(*nodes):
+    builder = StateGraph(MessagesState)
+    for node in nodes:
+        builder.add_node(node)
+    builder.add_edge(START, nodes[0].__name__)
+    for a, b in zip(nodes, nodes[1:]):
+        builder.add_edge(a.__name__, b.__name__)
+    return builder.compile(checkpointer=saver)
+
+
+def watch(graph, value, config):
+    """Stream a run: its tokens (with the node that made them) and where it stopped."""
+    tokens, stopped = [], None
+    for mode, chunk in graph.stream(value, config, stream_mode=["messages", "updates"]):
+        if mode == "messages":
+            message, metadata = chunk
+            tokens.append((metadata["langgraph_node"], message.content))
+        elif "__interrupt__" in chunk:
+            stopped = chunk["__interrupt__"][0].value
+    return tokens, stopped
+
+
+tokens_again = {}
+for design, graph_of_design in [("model and interrupt in one node", refund_graph(answer_and_ask)),
+                                ("model, then interrupt in its own node", refund_graph(answer, ask))]:
+    thread = {"configurable": {"thread_id": f"refund-{len(tokens_again)}"}}
+    first, stopped = watch(graph_of_design, {"messages": [HumanMessage("refund please")]}, thread)
+    print(f"{design}:\n  first run: {''.join(t for _, t in first)!r} -> stopped: {stopped!r}")
+    resumed, _ = watch(graph_of_design, Command(resume="yes"), thread)
+    print(f"  resumed:   streamed {len(resumed)} from {sorted({node for node, _ in resumed})}: "
+          f"{''.join(t for _, t in resumed)!r}")
+    tokens_again[design] = len(resumed)
+
+# %%
+bar_chart(tokens_again, unit="", title="message chunks streamed again when the person answers")
+
+# %% [markdown]
+# The first run streams the same tokens in both designs, then stops: the stream ends with the
+# interrupt, and the thread waits in a checkpoint. Answering tells them apart: the one-node design
+# runs the model again (every token again, and a real model might write a *different* answer than
+# the one the person approved); the two-node design streams only the node's new message.
+
+# %% [markdown]
 # ## Exercises
 # Each has a cell for your answer and a **check**; the solution is the collapsed cell below it.
 
@@ -352,9 +433,12 @@ check_2()
 # `merge` is `add_messages`' work: ids first (`give_ids`), then "remove all", then replace,
 # append or drop by id. `encode_pydantic_v2` is the whole of how a message is stored (ext code 5,
 # the fields of `model_dump()`). `transcript` is how the viewers and `inspect` read a checkpoint's
-# messages back as a conversation, marking what the next step removes or replaces.
+# messages back as a conversation, marking what the next step removes or replaces. Tokens reach
+# `stream_mode="messages"` through `MessagesHandler.on_llm_new_token`, a langchain callback the
+# run puts in the config of every node it starts.
 
 # %%
 show_source("messages.py: merge", "messages.py: give_ids",
             "checkpoint/serde/msgpack_ext.py: encode_pydantic_v2",
-            "viz/conversation.py: transcript")
+            "viz/conversation.py: transcript",
+            "pregel/messages_stream.py: MessagesHandler.on_llm_new_token")
