@@ -171,8 +171,8 @@ class StudioUI:
                                                                             height="70px"))
         self.fork_as = w.Dropdown(description="as_node", options=[("(the last writer)", "")]
                                   + [(n, n) for n in s.nodes])
-        self.fork_button = w.Button(description="fork here", icon="code-branch",
-                                    button_style="warning")
+        # plain style: ipywidgets' "warning" orange puts white text at contrast 2.7
+        self.fork_button = w.Button(description="fork here", icon="code-branch")
         self.fork_button.add_class("lgc-fork")
         self.fork_values.add_class("lgc-fork-values")
         self.fork_as.add_class("lgc-fork-as")
