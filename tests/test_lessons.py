@@ -19,8 +19,8 @@ def lesson_marks() -> dict[str, list[str]]:
     return found
 
 
-def test_the_course_has_its_21_chapters():
-    assert [c[:2] for c in CHAPTERS] == [f"{n:02d}" for n in range(21)]
+def test_the_course_has_its_22_chapters():
+    assert [c[:2] for c in CHAPTERS] == [f"{n:02d}" for n in range(22)]
 
 
 def test_every_chapter_has_a_lesson_test():
