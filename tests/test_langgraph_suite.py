@@ -144,3 +144,17 @@ def test_fixtures_run_as_published_and_every_exclusion_rule_is_reported(tmp_path
     report = tool.table(rows, causes)
     assert "| declared out of scope (swap.py's table) | 1 | out_of_scope |" in report
     assert "| LangGraph-private helper | 0 | private |" in report
+
+
+def test_the_messages_part_is_selected_by_what_a_test_uses():
+    tool = load_tool()
+    source = ("def helper():\n    return FakeChatModel()\n\n"
+              "def test_plain(x: RunnableConfig):\n    StateGraph\n\n"
+              "def test_with_a_model():\n    helper()\n\n"
+              "def test_tokens(graph):\n    graph.stream(1, stream_mode='messages')\n\n"
+              "class TestC:\n    def test_human(self):\n        HumanMessage('hi')\n")
+    assert tool.messages_part(source) == ["test_with_a_model", "test_tokens", "TestC::test_human"]
+    assert tool.in_messages_part("langgraph/tests/test_messages_state.py::t", {})
+    assert tool.in_messages_part("langgraph_prebuilt/tests/test_tool_node.py::t", {})
+    assert not tool.in_messages_part("langgraph/tests/test_pregel.py::t", {})
+    assert tool.in_messages_part("langgraph/tests/test_pregel.py::t", {"part": "messages"})

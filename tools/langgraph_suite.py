@@ -285,6 +285,36 @@ def classify(test_id: str, message: str) -> tuple[str, str]:
 
 APPLICABLE_KINDS = ("missing", "bug")
 
+# The messages part (issue 25): langgraph's test_messages_state.py, the prebuilt sdist's tests, and
+# every test of another file whose own code (or a module-level helper it calls) uses a message, a
+# chat model, a Runnable or the string "messages" (stream_mode="messages", a messages channel)
+MESSAGES_PART_FILES = r"^langgraph/tests/test_messages_state\.py|^langgraph_prebuilt/"
+MESSAGES_PART_NAMES = r"Message|add_messages|ChatModel|FakeChat|Runnable(?!Config)"
+
+
+def messages_part(source: str) -> list[str]:
+    """The tests (``Class::test``) of one file that belong to the messages part."""
+    tree = ast.parse(source)
+
+    def uses(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and re.search(MESSAGES_PART_NAMES, n.id)
+                   or isinstance(n, ast.Attribute) and re.search(MESSAGES_PART_NAMES, n.attr)
+                   or isinstance(n, ast.Constant) and n.value == "messages"
+                   for n in ast.walk(node))
+
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    helpers = {n.name for n in tree.body if isinstance(n, functions) and uses(n)}
+    tests = [(n.name, n) for n in tree.body if isinstance(n, functions)]
+    tests += [(f"{c.name}::{n.name}", n) for c in tree.body if isinstance(c, ast.ClassDef)
+              for n in c.body if isinstance(n, functions)]
+    return [name for name, node in tests if name.rsplit("::", 1)[-1].startswith("test")
+            and (uses(node) or any(isinstance(n, ast.Name) and n.id in helpers
+                                   for n in ast.walk(node)))]
+
+
+def in_messages_part(test_id: str, entry: dict) -> bool:
+    return bool(re.search(MESSAGES_PART_FILES, test_id)) or entry.get("part") == "messages"
+
 # ---------------------------------------------------------------------------------------------
 # The quick subset for CI: a few fast files (each runs in seconds) covering serde, savers, graphs,
 # messages and prebuilt tools.
@@ -323,8 +353,12 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
     shutil.copytree(root / "tests", run / "tests")
     server = POSTGRES_URI.rsplit("/", 1)[0] + "/"
     stubs: dict[str, str | None] = {}
+    part: list[str] = []
     for file in (run / "tests").rglob("*.py"):
-        text = rewrite_imports(file.read_text(), stubs)
+        source = file.read_text()
+        rel = file.relative_to(run).as_posix()
+        part += [f"{rel}::{test}" for test in messages_part(source)]
+        text = rewrite_imports(source, stubs)
         # the database URIs only; LangGraph's fixtures themselves run exactly as published
         text = re.sub(r"postgres://postgres(:postgres)?@localhost:\d+/postgres\?sslmode=disable",
                       db_uri, text)
@@ -333,6 +367,7 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
     for helper, ours in REPLACED_HELPERS.get(stem, {}).items():
         shutil.copy(HERE / ours, run / helper)
     (run / "stubs.json").write_text(json.dumps(stubs, indent=1))
+    (run / "part.json").write_text(json.dumps(part, indent=1))
     auto = "asyncio_mode = auto\n" if stem in ASYNCIO_AUTO else ""
     (run / "pytest.ini").write_text(f"[pytest]\n{auto}asyncio_default_fixture_loop_scope = "
                                     "function\nfilterwarnings = ignore\n")
@@ -359,7 +394,12 @@ def run_files(run: Path, files: list[str], against: Path, select: str | None = N
         return {"tests": {f"{f}::<crashed>": {"outcome": "collect_error",
                                               "message": " | ".join(tail)} for f in files},
                 "guard": {"blocked": [], "loaded": []}}
-    return json.loads(out.read_text())
+    got = json.loads(out.read_text())
+    part = set(json.loads((run / "part.json").read_text()))
+    for test_id, entry in got["tests"].items():
+        if test_id.split("[")[0] in part:
+            entry["part"] = "messages"
+    return got
 
 
 def test_files(root: Path) -> list[str]:
@@ -498,6 +538,12 @@ def report(results: dict, loaded: set, blocked: set, skipped_files: list,
     """Print (and write) the table; exit status 1 if the guard saw real LangGraph loaded."""
     rows, causes = summarize(results)
     text = table(rows, causes)
+    part = {t: e for t, e in results.items() if in_messages_part(t, e)}
+    if part:
+        passed, applicable = overall(summarize(part)[0])
+        text += (f"\n\nThe messages part (test_messages_state.py, langgraph-prebuilt, the message /"
+                 f" chat-model / Runnable tests of the other files): {passed} of {applicable} "
+                 f"applicable tests pass ({rate(passed, applicable)}), {len(part)} tests.")
     if skipped_files:
         text += "\n\nNot run (whole file out of scope): " + ", ".join(skipped_files)
     print(text)
