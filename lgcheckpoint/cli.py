@@ -266,8 +266,8 @@ def open_saver(stack: ExitStack, target: str) -> Any:
         return open_postgres(stack, target, serde)
     path = Path(target)
     if not path.is_file():
-        raise CliError(f"no such file: {target} "
-                       "(give a SQLite checkpoint database or a postgresql:// URI)")
+        raise CliError(f"{not_a_database(target)}: "
+                       "give a SQLite checkpoint database file or a postgresql:// URI")
     try:
         conn = stack.enter_context(
             sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False))
@@ -283,6 +283,18 @@ def open_saver(stack: ExitStack, target: str) -> Any:
     saver = SqliteSaver(conn, serde=serde)
     saver.is_setup = True  # read only: never create tables in someone else's file
     return saver
+
+
+def not_a_database(target: str) -> str:
+    """Why ``target`` names no database we can open, in the user's words."""
+    scheme = target.partition("://")[0] if "://" in target else ""
+    if not target.strip():
+        return "no database given (an empty name)"
+    if scheme:
+        return f"{scheme}:// databases are not supported (only SQLite and Postgres)"
+    if Path(target).is_dir():
+        return f"{target} is a folder, not a database file"
+    return f"no such file: {target}"
 
 
 def read_only_uri(path: Path) -> str:
@@ -417,8 +429,11 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
     parts += ["<h2>Channel versions</h2>",  # wide tables scroll instead of overflowing the page
               ("<div style='overflow-x:auto'>"
                f"{ChannelVersionTable(saver, config)._repr_html_()}</div>")]
-    png = VersionsSeenMatrix(saver, config).png()
-    parts += ["<h2>versions_seen at the head</h2>",
+    matrix = VersionsSeenMatrix(saver, config)  # at the newest checkpoint where a node fires
+    png, head = matrix.png(), matrix.history.head
+    where = "the head" if head is None or matrix.step.key == head.key else \
+        f"the newest checkpoint where a node fires (the head is {head.key})"
+    parts += [f"<h2>versions_seen at {matrix.step.key}, {where}</h2>",
               ('<img alt="versions_seen matrix" '
                f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')]
     try:

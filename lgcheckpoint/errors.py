@@ -35,6 +35,15 @@ class NodeInterrupt(GraphInterrupt):
         super().__init__((Interrupt(value) if id is None else Interrupt(value, id),))
 
 
+class GraphDrained(GraphBubbleUp):
+    """The run stopped between two steps because RunControl.request_drain() was called: the
+    last step is saved, and invoking the graph again with None on that thread resumes it."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
+
+
 class ParentCommand(GraphBubbleUp):
     """Carries a ``Command(graph=Command.PARENT)`` out of a subgraph to its parent."""
 

@@ -460,7 +460,17 @@ class CompiledStateGraph(Pregel):
         self.builder = builder
 
     def typed_output(self, values: Any) -> Any:
-        """invoke(version="v2"): a dataclass or pydantic output schema gets an instance."""
-        mapper = mapper_for(self.builder.output_schema)
-        return mapper(values) if mapper is not None and isinstance(values, dict) else values
+        """version="v2": a dataclass or pydantic output schema gets an instance."""
+        return typed(self.builder.output_schema, self.output_channels, values)
 
+    def typed_state(self, values: Any) -> Any:
+        """version="v2" checkpoints: a dataclass or pydantic state schema gets an instance."""
+        return typed(self.builder.state_schema, self.stream_channels, values)
+
+
+def typed(schema: Any, keys: Any, values: Any) -> Any:
+    """values as an instance of a dataclass or pydantic schema (a single-value state: as is)."""
+    mapper = mapper_for(schema)
+    if mapper is None or not isinstance(values, dict) or keys in (ROOT, [ROOT]):
+        return values
+    return mapper(values)

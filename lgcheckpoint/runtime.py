@@ -20,7 +20,7 @@ from lgcheckpoint.types import current_task
 if TYPE_CHECKING:
     from lgcheckpoint.pregel.timeouts import AttemptClock
 
-__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "Runtime", "get_runtime"]
+__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "get_runtime"]
 
 ContextT = TypeVar("ContextT")
 
@@ -49,6 +49,20 @@ class ExecutionInfo:
         return replace(self, **overrides)
 
 
+class RunControl:
+    """Asks a run to drain: finish this step, save, stop (GraphDrained); any thread may ask."""
+
+    def __init__(self) -> None:
+        self.drain_reason: str | None = None  # None: no drain asked for
+
+    def request_drain(self, reason: str = "shutdown") -> None:
+        self.drain_reason = reason
+
+    @property
+    def drain_requested(self) -> bool:
+        return self.drain_reason is not None
+
+
 @dataclass(frozen=True)
 class Runtime(Generic[ContextT]):
     """The run's context and helpers, as a node sees them."""
@@ -60,7 +74,7 @@ class Runtime(Generic[ContextT]):
     previous: Any = None  # the entrypoint's last saved value on this thread
     execution_info: ExecutionInfo | None = None
     server_info: Any = None  # LangGraph Platform only
-    control: Any = None  # LangGraph Platform only (drain requests)
+    control: RunControl | None = None  # the run's drain requests (a run always has one)
 
     def merge(self, other: Runtime) -> Runtime:
         """``other``'s fields where it sets them, ours elsewhere (a subgraph keeps the context)."""
@@ -95,12 +109,13 @@ def coerce_context(schema: Any, context: Any) -> Any:
     return context
 
 
-def run_runtime(config: dict, context_schema: Any, context: Any) -> Runtime:
-    """The Runtime of one run: its context (else the parent run's), its custom stream writer."""
+def run_runtime(config: dict, context_schema: Any, context: Any, control: Any = None) -> Runtime:
+    """The Runtime of one run: its context, control (else the parent's), custom stream writer."""
     conf = config[CONF]
     parent = conf.get(RUNTIME) or Runtime()
     writer = conf.get(WRITER) or no_op_writer
-    own = Runtime(context=coerce_context(context_schema, context), stream_writer=writer)
+    own = Runtime(context=coerce_context(context_schema, context), stream_writer=writer,
+                  control=control or parent.control or RunControl())
     return parent.merge(own)
 
 

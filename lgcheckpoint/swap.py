@@ -48,7 +48,7 @@ MODULES: dict[str, str] = {
     "langgraph.checkpoint.postgres": "lgcheckpoint.checkpoint.postgres",
     "langgraph.checkpoint.postgres.aio": "lgcheckpoint.checkpoint.postgres.aio",
     "langgraph.checkpoint.postgres.base": "lgcheckpoint.checkpoint.postgres.sql",
-    "langgraph.checkpoint.postgres.shallow": NOT_YET,
+    "langgraph.checkpoint.postgres.shallow": "lgcheckpoint.checkpoint.postgres",  # refuses them
     "langgraph.checkpoint.serde": "lgcheckpoint.checkpoint.serde",
     "langgraph.checkpoint.serde.base": "lgcheckpoint.checkpoint.serde.base",
     "langgraph.checkpoint.serde.encrypted": "lgcheckpoint.checkpoint.serde.encrypted",
@@ -94,6 +94,8 @@ MODULES: dict[str, str] = {
 
 # a name LangGraph keeps in one module and lgcheckpoint in another: "module.name" -> our module
 MOVED: dict[str, str] = {
+    "langgraph.checkpoint.postgres.shallow.AsyncShallowPostgresSaver":
+        "lgcheckpoint.checkpoint.postgres.aio",
     "langgraph.graph.MessagesState": "lgcheckpoint.messages",
     "langgraph.graph.MessageGraph": "lgcheckpoint.messages",
     "langgraph.graph.add_messages": "lgcheckpoint.messages",
@@ -136,9 +138,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "v3 streaming": "the v3 streaming protocol is out of scope for lgcheckpoint",
     "Redis": "the Redis cache is out of scope for lgcheckpoint (use the SQLite or memory cache)",
     "langgraph.config.get_store": "stores",
-    "langgraph.errors.GraphDrained": "Platform",
     "langgraph.runtime.BaseUser": "Platform",
-    "langgraph.runtime.RunControl": "Platform",
     "langgraph.runtime.ServerInfo": "Platform",
     "langgraph.prebuilt.ToolCallTransformer": "v3 streaming",
 }  # prebuilt's InjectedStore is served: ToolNode refuses a tool that takes one, naming it

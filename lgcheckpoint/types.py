@@ -11,7 +11,10 @@ import pickle
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
+from typing import (
+    Any, Callable, ClassVar, Generic, Literal, NamedTuple, Protocol, Sequence, TypeVar,
+    runtime_checkable,
+)
 
 from xxhash import xxh3_128_hexdigest
 
@@ -324,7 +327,7 @@ class StateSnapshot(NamedTuple):
 
 class GraphBubbleUp(Exception):
     """Base of what a task raises to carry something up to the loop, never a failure: an
-    interrupt, a Command for the parent graph. Code that catches errors re-raises it."""
+    interrupt, a drain, a Command for the parent graph. Code that catches errors re-raises it."""
 
 
 class GraphInterrupt(GraphBubbleUp):
@@ -366,3 +369,17 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     asked = Interrupt(value, interrupt_id(pad.ns, len(pad.resume)),
                       response_schema=shown(response_schema, adapter))
     raise GraphInterrupt((asked,))
+
+
+
+@runtime_checkable
+class PregelExecutableTask(Protocol):
+    """What every task the loop runs has (LangGraph's name; ours is pregel/algo.py's Task)."""
+
+    id: str
+    name: str
+    path: tuple  # where it comes from: (PULL, node), a Send, a @task call
+    input: Any
+    config: dict
+    triggers: Sequence[str]
+    writes: list  # what it wrote, as (channel, value)

@@ -1,9 +1,24 @@
-"""Shared fixtures: a real Postgres database per test session, and a SQLite file per test."""
+"""Shared fixtures (a real Postgres database per test session or worker, a SQLite file per test),
+``--lesson NN``, and the whole suite on parallel workers when ``pytest`` runs it all."""
 
 import os
 import uuid
+from pathlib import Path
 
 import pytest
+
+RELIABILITY_FIGURES = Path(__file__).resolve().parent.parent / "test-artifacts" / "reliability.txt"
+# `pytest` alone runs the whole suite on this many pytest-xdist workers (`-n 0` runs it serially):
+# most of its time is spent waiting on kernels, subprocesses, Postgres and the browser, so a
+# 2-core machine keeps more than 2 workers busy
+WORKERS = 4
+# on workers each file is one unit (a notebook's cells share a kernel, a module's fixtures are
+# built once) except in these, whose tests take minutes each; the longest units start first, so
+# no worker is left with one at the end while the others idle
+ONE_UNIT_EACH = ("tests/test_browser.py",)
+START_FIRST = ("tests/test_langgraph_suite.py", "tests/test_browser.py", "tests/test_wheel.py",
+               "tests/test_website.py", "tests/test_cli_terminal.py",
+               "tests/test_studio_browser.py")
 
 POSTGRES_URI = os.environ.get(
     "LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -47,13 +62,45 @@ def sqlite_path(tmp_path):
     return str(tmp_path / "checkpoints.sqlite")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads -n
+def pytest_cmdline_main(config):
+    """The whole suite (no paths, no --lesson, no -n) runs on WORKERS workers, by file."""
+    if not hasattr(config.option, "numprocesses") or hasattr(config, "workerinput"):
+        return  # no pytest-xdist, or a worker (it runs this hook too, and must not fork again)
+    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if (whole_suite and config.option.numprocesses is None and config.getoption("--lesson") is None
+            and not config.getoption("usepdb") and not config.getoption("collectonly")):
+        config.option.numprocesses = WORKERS
+    if config.option.numprocesses and config.option.dist == "no":
+        config.option.dist = "loadfile"  # a notebook's cells share one kernel: never split them
+        config.option.loadscopereorder = False  # keep START_FIRST first, not the biggest files
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, except that each browser test (minutes alone) is a unit of its own."""
+    if config.option.dist != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(ONE_UNIT_EACH) else nodeid.split("::", 1)[0]
+
+    return ByFile(config, log)
+
+
 def pytest_addoption(parser):
     parser.addoption("--lesson", default=None, metavar="NN",
                      help="run only the tests of one course chapter, e.g. --lesson 04")
 
 
 def pytest_collection_modifyitems(config, items):
-    """--lesson 04 keeps the tests marked @pytest.mark.lesson("04_...") and nothing else."""
+    """On workers, START_FIRST first. --lesson 04 keeps the tests marked
+    @pytest.mark.lesson("04_...") and nothing else."""
+    if hasattr(config, "workerinput"):
+        rank = {path: i for i, path in enumerate(START_FIRST)}
+        items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
     chapter = config.getoption("--lesson")
     if chapter is None:
         return
@@ -67,3 +114,24 @@ def pytest_collection_modifyitems(config, items):
                                 "use a chapter number such as --lesson 04")
     config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+# --- tests/reliability writes its figures to one file; on parallel workers the controller starts
+# that file afresh (before any worker runs a test) and shows it at the end
+_RELIABILITY_RAN = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    if any(i.startswith("tests/reliability/") for i in ids) and not node.config.stash.get(
+            _RELIABILITY_RAN, False):
+        node.config.stash[_RELIABILITY_RAN] = True
+        RELIABILITY_FIGURES.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if config.stash.get(_RELIABILITY_RAN, False) and RELIABILITY_FIGURES.exists():
+        terminalreporter.section("reliability figures")
+        for line in RELIABILITY_FIGURES.read_text().splitlines():
+            terminalreporter.write_line(line)
+

@@ -1,9 +1,12 @@
 """The demo agent of chapter 14: each way it waits for a human, end to end on a real saver."""
 
+import pytest
+
 from lgcheckpoint.checkpoint.memory import InMemorySaver
 from lgcheckpoint.demos import build_approval_agent
 from lgcheckpoint.types import Command
 
+pytestmark = pytest.mark.lesson("14_agent_waits_for_a_human")
 ASK = {"messages": [{"role": "user", "content": "My order #1042 arrived torn, I want a refund"}]}
 
 

@@ -9,8 +9,9 @@ committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium t
   its effective background and is >= 12 px; every text in a drawing has contrast >= 4.5 against
   the shape it sits on; every picture is shown large enough that its smallest text (10 pt at
   100 dpi, 13.9 px) stays >= 12 px (JupyterLab scales a picture wider than the output area).
-Then every course chapter, opened untrusted as committed (04 and 12, which show viewers, freshly
-executed by nbclient), gets the same readability checks and must show at least one picture.
+A second test (its own server, so the two run on parallel workers) opens every course chapter
+untrusted as committed (04 and 12, which show viewers, freshly executed by nbclient): each gets
+the same readability checks and must show at least one picture.
 Screenshots: test-artifacts/viewers-{light,dark}.png, viewers-untrusted-{light,dark}.png and
 <chapter>-{light,dark}.png.
 """
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -151,41 +153,62 @@ def executed_chapters(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(params=list(THEMES))
-def lab(request, tmp_path, executed_notebook, executed_chapters):
+def lab(request, tmp_path, executed_notebook):
     """A JupyterLab server in one theme, with its own config/data/runtime dirs; yields
     (base URL, theme name)."""
+    yield from jupyterlab(tmp_path, request.param, {"viewers": executed_notebook})
+
+
+@pytest.fixture(params=list(THEMES))
+def course_lab(request, tmp_path, executed_chapters):
+    """The same with every chapter (the two that show viewers as freshly run, the rest as
+    committed), opened without starting a kernel: stored outputs show the same without one, and
+    21 idle kernels per theme would only load the machine."""
+    chapters = {name: (executed_chapters if name in CHAPTERS else HERE.parent / "notebooks")
+                / f"{name}.ipynb" for name in COURSE}
+    no_kernel = "--LabApp.notebook_starts_kernel=False"
+    yield from jupyterlab(tmp_path, request.param, chapters, no_kernel)
+
+
+def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
     if not Path(CHROMIUM).exists():
         reason = ("NO CHROMIUM at /usr/bin/chromium: apt-get install chromium "
                   "(never `playwright install`)")
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    root, home = tmp_path / "root", tmp_path / "home"
+    root = tmp_path / "root"
     root.mkdir()
-    shutil.copy(executed_notebook, root / "viewers.ipynb")
-    for name in COURSE:  # the two that show viewers as freshly run, the rest as committed
-        folder = executed_chapters if name in CHAPTERS else HERE.parent / "notebooks"
-        shutil.copy(folder / f"{name}.ipynb", root / f"{name}.ipynb")
+    for name, path in notebooks.items():
+        shutil.copy(path, root / f"{name}.ipynb")
+    with running_lab(root, tmp_path / "home", theme, *options) as url:
+        yield url, theme
+
+
+@contextmanager
+def running_lab(root: Path, home: Path, theme: str, *options: str):
+    """JupyterLab on 127.0.0.1 serving ``root`` in ``theme``, with its own config/data/runtime
+    dirs under ``home``; yields its base URL (the token is TOKEN) and shuts it down after."""
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (settings / "themes.jupyterlab-settings").write_text(
-        json.dumps({"theme": THEMES[request.param]}))
+        json.dumps({"theme": THEMES[theme]}))
     env = dict(os.environ, **{name: str(home / name.lower()) for name in (
         "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR",
         "MPLCONFIGDIR", "JUPYTERLAB_WORKSPACES_DIR")},
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     port = free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
+    log = open(home / "server.log", "w")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
          f"--IdentityProvider.token={TOKEN}",
          f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
          "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *options],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -196,10 +219,10 @@ def lab(request, tmp_path, executed_notebook, executed_chapters):
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    log_text = (tmp_path / "server.log").read_text()[-2000:]
+                    log_text = (home / "server.log").read_text()[-2000:]
                     pytest.fail(f"JupyterLab did not start: {log_text}")
                 time.sleep(0.2)
-        yield url, request.param
+        yield url
     finally:
         try:
             urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown?token={TOKEN}",
@@ -289,12 +312,43 @@ def test_viewers_in_jupyterlab(lab):
             page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
             assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
             assert errors == [], errors
+        finally:
+            browser.close()
+    print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")
+
+
+# in the running JupyterLab (one page load for all chapters): close every tab, wait until no
+# notebook is left in the page, open the next one
+OPEN_ALONE = """
+async (path) => {
+  const app = window.jupyterapp;
+  await app.commands.execute("application:close-all");
+  while (document.querySelector(".jp-Notebook")) await new Promise((r) => setTimeout(r, 50));
+  const widget = await app.commands.execute("docmanager:open", {path});
+  await widget.context.ready;
+}
+"""
+
+
+def test_every_chapter_reads_well_in_jupyterlab(course_lab):
+    from playwright.sync_api import sync_playwright
+
+    lab_url, theme = course_lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    started = time.monotonic()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 6400})
+            page.goto(f"{lab_url}/lab?reset&token={TOKEN}")
+            page.wait_for_function("() => window.jupyterapp", timeout=90000)
+            page.evaluate("async () => { await window.jupyterapp.restored; }")
             for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
-                open_notebook(page, lab_url, name)
-                page.wait_for_selector(".jp-RenderedImage img", timeout=30000)
+                page.evaluate(OPEN_ALONE, f"{name}.ipynb")
+                page.wait_for_selector(".jp-RenderedImage img", timeout=60000)
                 page.wait_for_timeout(1000)  # the rest of the images decode
                 page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
                 assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
         finally:
             browser.close()
-    print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")
+    print(f"browser test, chapters ({theme}): {time.monotonic() - started:.1f} s")

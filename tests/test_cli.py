@@ -5,11 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lgcheckpoint.cli import main
 
 FIXTURE = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "langgraph_support.sqlite"
 
 
+@pytest.mark.lesson("00_tour")
 def test_tour_runs_resumes_and_writes_a_report(tmp_path, capsys):
     db, report = tmp_path / "tour.sqlite", tmp_path / "tour.html"
     assert main(["tour", "--db", str(db), "--html", str(report)]) == 0
@@ -59,3 +62,24 @@ def test_inspect_errors_say_what_to_do(tmp_path, capsys):
         assert tables == ["t"], "inspect wrote tables"
     assert main(["inspect", str(FIXTURE), "--thread", "nope"]) == 2
     assert "unknown thread 'nope'; the database has: ticket-42" in capsys.readouterr().err
+
+
+def test_inspect_names_what_is_wrong_with_a_folder_a_foreign_uri_and_an_empty_name(tmp_path,
+                                                                                   capsys):
+    for target, says in [(str(tmp_path), "is a folder, not a database file"),
+                         ("mysql://root@localhost/db", "mysql:// databases are not supported"),
+                         ("", "no database given")]:
+        assert main(["inspect", target]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "no such file" not in err, (target, err)
+        assert "postgresql:// URI" in err  # and what to give instead
+
+
+def test_report_names_the_checkpoint_its_versions_seen_matrix_shows(tmp_path, capsys):
+    db, report = tmp_path / "tour.sqlite", tmp_path / "tour.html"
+    assert main(["tour", "--db", str(db), "--html", str(report)]) == 0
+    capsys.readouterr()
+    page = report.read_text()
+    # the tour's head (c5) has ended, so the matrix shows c4, where book fires; it says so
+    assert "<h2>versions_seen at c4, the newest checkpoint where a node fires (the head is c5)" \
+        in page and "versions_seen at the head" not in page

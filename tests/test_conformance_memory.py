@@ -16,6 +16,7 @@ async def fresh_memory_saver():
         yield saver
 
 
+@pytest.mark.lesson("13_write_your_own_saver")
 async def test_in_memory_saver_is_fully_conformant():
     report = await run_conformance("lgcheckpoint InMemorySaver", fresh_memory_saver)
     assert report.conformance_level() == "FULL"
@@ -28,6 +29,7 @@ class OnlyInherits(InMemorySaver):
     aprune = BaseCheckpointSaver.aprune
 
 
+@pytest.mark.lesson("13_write_your_own_saver")
 async def test_harness_rejects_a_saver_missing_a_capability():
     async def factory():
         yield OnlyInherits()

@@ -115,6 +115,7 @@ def test_postgres_walk_same_as_default(postgres_uri, monkeypatch):
         saver.delete_thread("t")
 
 
+@pytest.mark.lesson("18_delta_channel")
 def test_channel_rules():
     from lgcheckpoint.channels import MISSING
     from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
@@ -131,6 +132,7 @@ def test_channel_rules():
         chan.update([Overwrite([1]), Overwrite([2])])
 
 
+@pytest.mark.lesson("18_delta_channel")
 def test_exit_durability_keeps_the_writes_a_load_replays():
     """"exit" saves one checkpoint: the run's delta writes go on a stub before it (new thread)."""
     saver = InMemorySaver()

@@ -21,6 +21,7 @@ DOCS_PAGES = {
     "docs/reading-path.md": [],  # its content is the reading path's own test's
     "docs/tests.md": ["## Tests and benchmarks"],
     "docs/website.md": [],
+    "docs/swap.md": [],
 }
 
 

@@ -98,9 +98,10 @@ def test_checkpointer_must_be_a_saver_or_a_flag():
         runnable(fine)
 
 
-def test_invoke_version_v2_streams_no_v2_parts():
-    with pytest.raises(TypeError, match="version='v2'.*stream_mode='updates'"):
-        runnable().invoke({"x": 0}, stream_mode="updates", version="v2")
+def test_invoke_version_must_be_v1_or_v2():
+    # v2 parts are built (tests/differential/test_stream_v2_same_as_langgraph.py); others refused
+    parts = runnable().invoke({"x": 0}, stream_mode="updates", version="v2")
+    assert parts and all(set(p) == {"type", "ns", "data"} for p in parts)
     with pytest.raises(ValueError, match="version must be"):
         runnable().invoke({"x": 0}, version="v3")
 

@@ -1,6 +1,7 @@
 """The course is checked, not just executed: every notebook runs under nbval and compares
-outputs, every exercise has a check a student runs, and every solution is out of sight and passes
-its check."""
+outputs, every exercise has a check a student runs, and every solution is out of sight, out of
+Run All's reach (a closed Markdown block, see tools/notebooks.py), and passes its check when
+executed in its place."""
 
 import json
 import sys
@@ -13,7 +14,14 @@ import tomllib
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 sys.path.insert(0, str(ROOT / "tools"))
-from notebooks import HIDDEN, exercise_problems, parse, passed  # noqa: E402 - tools/ on the path
+from notebooks import (  # noqa: E402 - tools/ on the path
+    SOLUTION_OPEN,
+    exercise_problems,
+    failed_solutions,
+    parse,
+    solution_code,
+    with_solutions,
+)
 
 
 def code_cells(path):
@@ -72,14 +80,31 @@ def test_every_exercise_has_a_check_and_a_hidden_solution_that_passes_it(path):
     for cell in checks:
         assert not cell["metadata"].get("jupyter"), (
             "a check cell is for the student: keep it visible")
-    for cell in tagged(cells, "solution"):
-        hidden = cell["metadata"].get("jupyter", {})
-        assert all(hidden.get(k) is True for k in HIDDEN), (
-            f"{path.name}: a solution's source or output is visible by default:\n"
-            f"{''.join(cell['source'])}")
-        assert passed(nbformat.from_dict(cell)), (
-            f"{path.name}: this solution's stored output does not end with 'right':\n"
-            f"{''.join(cell['source'])}")
+    # Run All runs no solution: none is a code cell, each is a closed <details> block
+    assert not tagged(cells, "solution"), f"{path.name}: a solution is a code cell"
+    solutions = tagged(nb["cells"], "solution")
+    assert len(solutions) == len(checks)
+    for cell in solutions:
+        assert "".join(cell["source"]).startswith(SOLUTION_OPEN) and "<details open" not in \
+            "".join(cell["source"]), f"{path.name}: a solution is shown open"
+    # so after Run All every check says "not yet" and no cell printed a solution's "right"
+    for cell in checks:
+        said = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+        assert said.startswith("not yet"), f"{path.name}: a check said {said!r} after Run All"
+    right = [c for c in cells if any("".join(o.get("text", "")).strip() == "right"
+                                     for o in c.get("outputs", []))]
+    assert not right, f"{path.name}: a cell printed 'right' after Run All"
+
+
+SOLVED = [pytest.param(p, id=p.name, marks=pytest.mark.lesson(p.stem)) for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", SOLVED)
+def test_every_solution_passes_its_check_when_run_in_its_place(path):
+    """What nbval cannot see: each committed solution block, made a code cell again in place,
+    is executed with the cells above it and its check must say "right"."""
+    failed = failed_solutions(nbformat.read(path, as_version=4))
+    assert not failed, f"{path.name}: " + "\n".join(failed)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -110,11 +135,19 @@ check_1()
 """
 
 
-def test_a_solution_is_hidden_with_its_output_and_opens_with_a_comment():
-    solution = tagged(parse(EXERCISE).cells, "solution")[0]
-    assert solution.metadata["jupyter"] == HIDDEN
-    assert solution.source.splitlines()[0].startswith("# Solution")
-    assert not exercise_problems(parse(EXERCISE))
+def test_a_solution_is_a_closed_markdown_block_that_becomes_code_only_to_be_checked():
+    runnable = "# %%\nfrom lgcheckpoint.course import check\n" + EXERCISE
+    nb = parse(runnable)
+    solution = tagged(nb.cells, "solution")[0]
+    assert solution.cell_type == "markdown"  # Run All executes no Markdown
+    assert solution.source.startswith("<details><summary><b>Solution</b>")
+    assert solution_code(solution) == "answer = 1 + 1\ncheck_1()"
+    solved = tagged(with_solutions(nb).cells, "solution")[0]
+    assert solved.cell_type == "code" and solved.source == "answer = 1 + 1\ncheck_1()"
+    assert not exercise_problems(nb)
+    assert failed_solutions(nb) == []
+    wrong = parse(runnable.replace("answer = 1 + 1", "answer = 3"))
+    assert len(failed_solutions(wrong)) == 1  # a solution that does not pass is caught
 
 
 def test_the_builder_refuses_a_solution_without_its_check():

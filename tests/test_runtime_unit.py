@@ -3,13 +3,24 @@
 LangGraph is compared in tests/differential.
 """
 
+import asyncio
+import copy
 import operator
+import threading
+import time
 from typing import Annotated, TypedDict
 
 import pytest
 
+from lgcheckpoint.channels import EphemeralValue, LastValue, Topic
 from lgcheckpoint.checkpoint.memory import InMemorySaver
+from lgcheckpoint.config import get_stream_writer
+from lgcheckpoint.constants import TASKS
 from lgcheckpoint.graph import END, START, StateGraph
+from lgcheckpoint.pregel.algo import InputWrites, apply_writes
+from lgcheckpoint.pregel.runner import names_of, parent_ns
+from lgcheckpoint.pregel.view import StateView, read_state
+from lgcheckpoint.types import Command, RetryPolicy, Send, interrupt
 
 
 class State(TypedDict):
@@ -42,13 +53,6 @@ def test_invoke_writes_one_checkpoint_per_step():
 
 
 # --- durability: write first, publish last; a saved checkpoint is a copy -------------------------
-import asyncio  # noqa: E402
-import copy  # noqa: E402
-import time  # noqa: E402
-
-from lgcheckpoint.types import Command, RetryPolicy, interrupt  # noqa: E402
-
-
 class RecordingSaver(InMemorySaver):
     """An InMemorySaver that logs every call and keeps what each put received, to check later."""
 
@@ -236,19 +240,7 @@ def test_subgraph_checkpoints_follow_their_parent_checkpoint():
     assert any(extra for verb, _, extra in saver.events if verb == "parents")  # a child ran
 
 
-def test_package_docstring_example_runs():
-    import doctest
-
-    import lgcheckpoint
-
-    assert doctest.testmod(lgcheckpoint).failed == 0
-
-
 # --- control flow, time travel, subgraphs -----------------------------------------------
-from lgcheckpoint.config import get_stream_writer  # noqa: E402
-from lgcheckpoint.types import Send  # noqa: E402
-
-
 def test_send_map_reduce_stores_packets_in_pregel_tasks():
     g = StateGraph(State)
     g.add_node("square", lambda arg: {"log": [arg["n"] ** 2]})
@@ -261,8 +253,6 @@ def test_send_map_reduce_stores_packets_in_pregel_tasks():
 
 
 def test_command_goto_and_update():
-    from lgcheckpoint.types import Command
-
     g = StateGraph(State)
     g.add_node("a", lambda s: Command(goto="c", update={"log": ["a"]}))
     g.add_node("b", lambda s: {"log": ["b"]})
@@ -358,9 +348,6 @@ def test_async_saves_store_what_sync_saves_store():
     assert stored["sync"][1]["join:n0+n1:n2"] == set()  # step 4: n2 consumed the join
 
 
-from lgcheckpoint.constants import TASKS  # noqa: E402
-
-
 class SendsAsV3(InMemorySaver):
     """Serves checkpoints with queued Sends as LangGraph < 0.3 stored them (v3, pending_sends)."""
 
@@ -385,9 +372,6 @@ def test_a_fork_of_a_pre_v4_checkpoint_keeps_its_sends():
     fork = graph.update_state(queued.config, None, as_node="__copy__")
     assert [t.name for t in graph.get_state(fork).tasks] == ["two"]  # the Send was copied
     assert graph.invoke(None, fork)["log"] == ["one", "two"]
-
-
-import threading  # noqa: E402
 
 
 class Gauge:
@@ -448,9 +432,6 @@ def test_max_concurrency_limits_async_tasks_too():
 
 
 # --- a Command(graph=PARENT) finds the graph it is meant for --------------------------------
-from lgcheckpoint.pregel.runner import names_of, parent_ns  # noqa: E402
-
-
 @pytest.mark.parametrize("ns, parent", [
     ("a:1", ""),
     ("a:1|b:2", "a:1"),
@@ -467,11 +448,6 @@ def test_a_namespace_by_names_drops_task_ids_and_numeric_parts():
 
 
 # --- the state view (pregel/view.py): reads of the whole state as one dict copy -------------------
-from lgcheckpoint.channels import EphemeralValue, LastValue, Topic  # noqa: E402
-from lgcheckpoint.pregel.algo import InputWrites, apply_writes  # noqa: E402
-from lgcheckpoint.pregel.view import StateView, read_state  # noqa: E402
-
-
 def view_channels() -> dict:
     return {"a": LastValue(int, key="a"), "b": EphemeralValue(int, key="b"),
             "t": Topic(int, accumulate=True, key="t")}

@@ -120,6 +120,7 @@ STRICT_SERIALIZERS = {
 }
 
 
+@pytest.mark.lesson("06_serializer_security")
 @pytest.mark.parametrize("serializer", STRICT_SERIALIZERS, ids=str)
 @pytest.mark.parametrize("attack", ATTACK_NAMES)
 def test_attack_is_refused_and_nothing_runs(attack, serializer, canary):
@@ -138,6 +139,7 @@ def test_attack_is_refused_and_nothing_runs(attack, serializer, canary):
         assert f"allowed_msgpack_modules=[{(module, name)!r}]" in message
 
 
+@pytest.mark.lesson("06_serializer_security")
 @pytest.mark.parametrize("attack", ATTACK_NAMES)
 def test_inspect_mode_shows_attack_as_inert_data(attack, canary):
     seen = JsonPlusSerializer(inspect=True).loads_typed(all_attacks(canary)[attack])

@@ -71,6 +71,7 @@ def trip(request, sqlite_path):
         yield rt, build_trip(rt, saver)
 
 
+@pytest.mark.lesson("15_studio")
 def test_a_studio_session_writes_what_the_same_calls_on_the_graph_write(trip):
     rt, graph = trip
     mine, theirs = ({"configurable": {"thread_id": t}} for t in ("studio", "direct"))
@@ -124,6 +125,7 @@ def test_a_studio_session_writes_what_the_same_calls_on_the_graph_write(trip):
     assert len(load_history(graph, mine)) == len(load_history(graph, theirs)) > 10
 
 
+@pytest.mark.lesson("15_studio")
 def test_stale_and_pointless_actions_are_refused_and_write_nothing(trip):
     rt, graph = trip
     config = {"configurable": {"thread_id": "stale"}}
@@ -218,6 +220,47 @@ def test_the_widget_buttons_drive_the_studio_and_show_refusals(trip):
     ui.lineage.selected = "c1"
     ui.replay_button.click()
     assert "replayed from c1" in ui.status.value
+
+
+def test_the_widget_answers_once_on_a_double_click_and_never_sends_the_question(trip):
+    rt, graph = trip
+    ui = Studio(graph, {"configurable": {"thread_id": "twice"}},
+                input={"destination": "Oslo", "days": 1}).widget().ui
+    ui.run_button.click()
+    label, buttons, edit = ui.interrupts.children[0].children
+    assert edit.value == "" and edit.layout.width == "100%"  # empty: not the question
+    buttons.children[2].click()  # send edit, with nothing typed
+    assert "type an answer in the edit box first" in ui.status.value and ui.studio.pending
+    ui.step_button.click()  # stepping would only ask again: refused, with the reason...
+    assert "refused" in ui.status._dom_classes and "answer the pending" in ui.status.value
+    ui.pick.value = "c1"  # ...which no longer applies once another checkpoint is selected
+    assert "refused" not in ui.status._dom_classes and "refused" not in ui.status.value
+    approve = buttons.children[0]
+    approve.click()
+    answered = ui.status.value
+    assert "answered &#x27;approve&#x27;" in answered and "refused" not in ui.status._dom_classes
+    approve.click()  # the double click's second event, on a row no longer drawn
+    assert ui.status.value.startswith(answered) and "ignored" in ui.status.value
+    assert "refused" not in ui.status._dom_classes and len(ui.studio.history) == 6
+
+
+def test_a_widget_error_reaches_the_status_line_even_when_reloading_fails(tmp_path, capfd):
+    """Chapter 15 after Run All: the saver was closed, so the action fails and so does the
+    re-read in the error path; ipywidgets would have swallowed the second error."""
+    from lgcheckpoint.checkpoint.sqlite import SqliteSaver
+
+    rt = runtime("lgcheckpoint")
+    with SqliteSaver.from_conn_string(str(tmp_path / "closed.sqlite")) as saver:
+        ui = Studio(build_trip(rt, saver), {"configurable": {"thread_id": "t"}},
+                    input={"destination": "Oslo", "days": 1}).widget().ui
+        ui.step_button.click()
+    ui.step_button.click()  # the saver is closed now
+    assert "refused" in ui.status._dom_classes
+    assert "error: RuntimeError: the saver&#x27;s SQLite connection is closed" in ui.status.value
+    assert "re-reading the thread failed too: RuntimeError" in ui.status.value
+    ui.lineage.selected = "c9"  # any handler: its error is shown, not raised into ipywidgets
+    assert "error: KeyError" in ui.status.value and "no checkpoint" in ui.status.value
+    assert "Traceback" in capfd.readouterr().err  # the traceback went to the terminal
 
 
 def test_hitl_panel_never_answers_a_thread_with_nothing_pending(trip):

@@ -4,13 +4,22 @@ page itself is driven in test_studio_browser.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from contextlib import ExitStack
 
 import nbformat
 import pytest
 
 from lgcheckpoint.cli import main
-from lgcheckpoint.viz.studio_app import DEMOS, StudioError, open_graph, open_studio, voila_command
+from lgcheckpoint.viz.studio_app import (
+    DEMOS,
+    StudioError,
+    fold_wal,
+    open_graph,
+    open_studio,
+    voila_command,
+)
 
 
 def test_bad_specs_get_one_clear_line(capsys, tmp_path):
@@ -81,10 +90,14 @@ def test_a_langgraph_graph_gets_a_langgraph_saver(tmp_path):
 
 
 def test_the_page_is_served_locally_with_no_sources_and_the_chosen_theme(tmp_path):
-    command = voila_command(tmp_path / "p.ipynb", 9999, "dark", browser=False)
+    command = voila_command(tmp_path / "p.ipynb", 9999, "dark", browser=False, token="t0k")
     assert command[1:3] == ["-m", "voila"] and "--theme=dark" in command
     assert "--Voila.ip=127.0.0.1" in command and "--strip_sources=True" in command
     assert "--no-browser" in command and json.dumps(command)
+    # a token on every request; tracebacks stay in the terminal, not on the page
+    assert "--Voila.token=t0k" in command and "--show_tracebacks=False" in command
+    kiosk = voila_command(tmp_path / "p.ipynb", 9999, "light", browser=False, token="")
+    assert "--Voila.token=" in kiosk
 
 
 @pytest.mark.postgres
@@ -104,3 +117,18 @@ def test_a_postgres_uri_gives_a_postgres_saver(postgres_uri):
         studio = Studio(graph, {"configurable": {"thread_id": "pg"}})
         studio.run(DEMOS["travel_planner"][1])
         assert studio.pending and len(studio.history) == 4
+
+
+def test_a_kernel_stopped_hard_leaves_no_wal_files_once_the_command_ends(tmp_path):
+    db = tmp_path / "trip.sqlite"
+    killed = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+              "c.execute('PRAGMA journal_mode=WAL'); c.execute('CREATE TABLE t (x)'); "
+              "c.execute('INSERT INTO t VALUES (1)'); c.commit(); os._exit(0)")
+    subprocess.run([sys.executable, "-c", killed, str(db)], check=True)
+    sidecars = [db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+    assert all(p.exists() for p in sidecars)  # what a page's kernel, killed, leaves
+    fold_wal(db)  # what `lgcheckpoint studio` does when Voilà has stopped
+    assert not any(p.exists() for p in sidecars)
+    import sqlite3
+
+    assert sqlite3.connect(db).execute("SELECT x FROM t").fetchall() == [(1,)]

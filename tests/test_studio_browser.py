@@ -1,12 +1,16 @@
 """The studio page in a real browser: ``lgcheckpoint studio travel_planner --db file`` (Voilà)
-opened in headless Debian chromium through Playwright. Step twice, set a breakpoint by clicking
-a node, run into the interrupt, approve it, fork an old checkpoint with an edited value and
-continue; check the lineage and the tables after each; save light and dark screenshots in
-test-artifacts/. The SQLite file is then read directly: the page wrote what it showed."""
+opened in headless Debian chromium through Playwright. The page needs the token the command
+prints. Step twice, set a breakpoint by clicking a node, run into the interrupt (its question
+and the edit label measured for WCAG AA contrast), double-click approve, fork an old checkpoint
+with an edited value and continue; check the lineage and the tables (they fit or scroll) after
+each. The Dark page then runs into the next interrupt and is measured and shot with it pending.
+Screenshots go to test-artifacts/. The SQLite file is then read directly: the page wrote what
+it showed; after SIGTERM no -wal/-shm file is left beside it."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,9 +18,11 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from tests.browser_checks import assert_contrast, assert_tables_fit_or_scroll
 from tests.test_browser import ARGS, CHROMIUM, free_port
 
 pytestmark = pytest.mark.browser
@@ -25,7 +31,8 @@ ARTIFACTS = Path(__file__).parent.parent / "test-artifacts"
 
 @pytest.fixture
 def studio_page(tmp_path):
-    """``lgcheckpoint studio`` serving the travel planner on a SQLite file; yields (url, db)."""
+    """``lgcheckpoint studio`` serving the travel planner on a SQLite file; yields its url (with
+    the token it printed), the db, the bare url and ``stop()`` (SIGTERM, as a service manager)."""
     if not Path(CHROMIUM).exists():
         reason = "NO CHROMIUM at /usr/bin/chromium: apt-get install chromium"
         if os.environ.get("CI"):
@@ -41,34 +48,46 @@ def studio_page(tmp_path):
         [sys.executable, "-m", "lgcheckpoint", "studio", "travel_planner", "--db", str(db),
          "--thread", "demo", "--port", str(port), "--no-browser"],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
-    url = f"http://127.0.0.1:{port}/"
+    bare = f"http://127.0.0.1:{port}/"
+
+    def stop():
+        if server.returncode is None:
+            server.send_signal(signal.SIGTERM)  # the command passes it on to Voilà
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
+
     try:
         for _ in range(600):  # Voilà starts in 2-30 s on a busy machine
+            printed = re.search(r"lgcheckpoint studio: (http://\S+)",
+                                (tmp_path / "studio.log").read_text())
             try:
-                urllib.request.urlopen(url, timeout=60)
-                break
-            except OSError:
-                if server.poll() is not None:
+                if printed:
+                    urllib.request.urlopen(printed.group(1), timeout=60)
                     break
-                time.sleep(0.2)
+            except OSError:
+                pass
+            if server.poll() is not None:
+                break
+            time.sleep(0.2)
         else:
             pytest.fail("the studio page did not start: " + (tmp_path / "studio.log").read_text())
         assert server.poll() is None, (tmp_path / "studio.log").read_text()
-        yield url, db
+        yield SimpleNamespace(url=printed.group(1), db=db, bare=bare, stop=stop)
     finally:
-        server.send_signal(signal.SIGTERM)  # the command passes it on to Voilà
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
+        stop()
         log.close()
 
 
 def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
     from playwright.sync_api import sync_playwright
 
-    url, db = studio_page
+    url, db = studio_page.url, studio_page.db
+    assert "?token=" in url  # printed with the token, as Jupyter does
+    refused = urllib.request.urlopen(studio_page.bare, timeout=60)  # without it: a login page
+    assert "/login" in refused.url and b"lgc-studio" not in refused.read()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
@@ -102,9 +121,19 @@ def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
             page.locator("button.lgc-run").click()
             wait_status("waits for an answer")
             page.wait_for_selector(".lgc-interrupts:has-text('Approve this plan?')", timeout=30000)
-            page.locator(".lgc-interrupts button.lgc-approve").click()
+            edit = page.locator(".lgc-edit input")
+            assert edit.input_value() == ""  # not prefilled with the question
+            assert edit.bounding_box()["width"] >= 400, edit.bounding_box()
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "studio-interrupt-light.png"), full_page=True)
+            assert_contrast(page, [".lgc-question", ".lgc-edit .widget-label"])
+            assert_tables_fit_or_scroll(page, ".lgc-studio table.lgc-table")
+            page.locator(".lgc-interrupts button.lgc-approve").dblclick()  # a double click
             wait_status("next: book (breakpoint)")
             wait_count(".lgc-interrupts button", 0)
+            page.wait_for_timeout(1000)  # the second click reaches the kernel too
+            assert "refused" not in status.inner_text()  # the first click's result stays shown
+            assert "next: book (breakpoint)" in status.inner_text()
             wait_count(lineage, 5)
             wait_count(".lgc-versions tbody tr", 5)
 
@@ -125,24 +154,39 @@ def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
             page.wait_for_selector(".lgc-frame:has-text('check_weather wrote notes')",
                                    timeout=30000)
             assert "refused" not in status.inner_text()
-            ARTIFACTS.mkdir(exist_ok=True)
+            assert_tables_fit_or_scroll(page, ".lgc-studio table.lgc-table")
             page.screenshot(path=str(ARTIFACTS / "studio-light.png"), full_page=True)
+            history = read_history(db)
+            assert len(history) == 7 and history["c5"].source == "update"
+            assert history["c5"].parent == "c2" and history["c6"].values["days"] == 5
 
             dark = browser.new_page(viewport={"width": 1500, "height": 1900})
-            dark.goto(url + "?theme=dark", timeout=120000)  # the same page, JupyterLab Dark
+            dark.goto(url + "&theme=dark", timeout=120000)  # the same page, JupyterLab Dark
             dark.wait_for_selector(".lgc-lineage svg g.node:has(title:text-is('c6'))",
                                    timeout=120000)
             assert dark.evaluate("document.body.dataset.jpThemeLight") == "false"
+            dark.locator("button.lgc-run").click()  # on to the fork's own question
+            dark.wait_for_selector(".lgc-interrupts:has-text('Approve this plan?')",
+                                   timeout=60000)
+            dark.wait_for_timeout(500)
             dark.screenshot(path=str(ARTIFACTS / "studio-dark.png"), full_page=True)
+            assert_contrast(dark, [".lgc-question", ".lgc-edit .widget-label", ".lgc-status"])
+            assert_tables_fit_or_scroll(dark, ".lgc-studio table.lgc-table")
             assert errors == [], errors
+            history = read_history(db)  # the dark page's run stopped in review: c6 asks
+            assert len(history) == 7 and history.head.interrupts
+            studio_page.stop()  # with the pages still open: their kernels hold the saver
         finally:
             browser.close()
+    left = sorted(p.name for p in db.parent.iterdir() if p.name in (db.name + "-wal",
+                                                                    db.name + "-shm"))
+    assert left == [], f"SIGTERM left {left}: the page's kernel did not close its saver"
+    assert shutil.which("chromium") or Path(CHROMIUM).exists()
 
+
+def read_history(db: Path):
     from lgcheckpoint.checkpoint.sqlite import SqliteSaver
     from lgcheckpoint.viz import load_history
 
     with SqliteSaver.from_conn_string(str(db)) as saver:
-        history = load_history(saver, {"configurable": {"thread_id": "demo"}})
-    assert len(history) == 7 and history["c5"].source == "update"
-    assert history["c5"].parent == "c2" and history["c6"].values["days"] == 5
-    assert shutil.which("chromium") or Path(CHROMIUM).exists()
+        return load_history(saver, {"configurable": {"thread_id": "demo"}})

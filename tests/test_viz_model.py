@@ -89,15 +89,20 @@ def test_subgraph_namespace_and_cluster(saver_for):
     assert LineageGraph(run.app, run.config, subgraphs=False).dot.count("cluster") == 0
     lineage = LineageGraph(run.app, run.config, selected="s0c1")
     assert lineage.svg().count('class="node"') == 7 + 3
-    assert '    s0c1 [label="c1  step 0  loop' in lineage.dot and SELECTED_COLOUR in lineage.dot
+    # a subgraph's checkpoints are named after it and never drawn as a second HEAD
+    assert '    s0c1 [label="polish.c1  step 0  loop' in lineage.dot
+    assert SELECTED_COLOUR in lineage.dot
+    assert lineage.dot.count("HEAD") == 1 and '[label="c0  ' not in lineage.dot.split("cluster")[1]
     assert lineage.details("s0c2").startswith("c2: step 1, source loop")
 
 
 def test_lineage_dot(full):
     dot = LineageGraph(full.app, full.config).dot
     assert dot == LineageGraph(full.saver, full.config).dot  # task names may differ: not in labels
-    assert "c2 -> c3 [style=dashed, label=\"branch 1\"];" in dot
-    assert "  c2 -> c6;" in dot and "cluster" not in dot
+    # the dashed edge starts the newer branch (c6, the update), as chapter 09 says; the old
+    # child keeps a solid edge, labelled with the branch number it has now
+    assert "  c2 -> c3 [label=\"branch 1\"];" in dot
+    assert "  c2 -> c6 [style=dashed, label=\"branch 0\"];" in dot and "cluster" not in dot
     assert 'c2 [label="c2  step 1  loop\\nupdated: __pregel_tasks, items\\nnext: work, work\\n' \
            'ERROR in work (retried ok): ' in dot and f'color="{palette.STRONG_RED}"' in dot
     assert 'c3 [label="c3  step 2  loop\\nupdated: branch:to:review, items\\nnext: review\\n' \
@@ -303,8 +308,10 @@ def test_replay_from_an_old_checkpoint_is_a_new_branch(full):
     assert [s.key for s in h.branch_steps()] == ["c0", "c1", "c7", "c8", "c9"]
     assert len({s.branch for s in h.steps}) == 3
     dot = LineageGraph(h).dot
-    assert '  c1 -> c2 [style=dashed, label="branch 1"];' in dot
-    assert '  c2 -> c3 [style=dashed, label="branch 2"];' in dot
+    assert '  c1 -> c2 [label="branch 1"];' in dot  # the old run, solid: it came first
+    assert '  c1 -> c7 [style=dashed, label="branch 0"];' in dot  # the replay: a newer branch
+    assert '  c2 -> c3 [label="branch 2"];' in dot
+    assert '  c2 -> c6 [style=dashed, label="branch 1"];' in dot
     assert 'c7 [label="c7  step 1  fork' in dot and f'fillcolor="{palette.VIOLET}"' in dot
 
 

@@ -64,6 +64,25 @@ def test_hitl_edit_sends_parsed_value(saver_for):
         panel.resume("again")
 
 
+@pytest.mark.lesson("00_tour")
+def test_hitl_edit_starts_empty_and_a_double_click_answers_once(saver_for):
+    rt, saver, _ = saver_for
+    run = run_until_interrupt(rt, saver)
+    panel = HITLPanel(run.app, run.config)
+    ui = panel.widget()
+    (approve, _, edit), text = buttons(ui)
+    assert text.value == "" and text.layout.width == "100%"  # not prefilled with the question
+    edit.click()  # nothing typed: refused, nothing sent
+    assert "type an answer in the edit box first" in ui.children[1].value and panel.interrupts
+    approve.click()
+    approve.click()  # the double click's second event, on a row no longer drawn
+    status = ui.children[1].value
+    assert status.startswith("resumed with &#x27;approve&#x27;") and "ignored" in status
+    assert "refused" not in status and panel.last_result["verdict"] == "approve!"
+    ui.children[2].children[0].selected = "c1"  # a new selection clears the status
+    assert ui.children[1].value == ""
+
+
 def test_hitl_command_comes_from_the_graphs_package():
     rt = runtime("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
@@ -140,7 +159,8 @@ def test_widgets_driven_from_python():
     assert "penwidth=4" in LineageGraph(run.app, run.config, selected="c3").dot
     player = SuperStepPlayer(run.app, run.config).widget()
     (_play, slider), frame = player.children[0].children, player.children[1]
-    slider.value = 1
+    assert (slider.min, slider.max, slider.value) == (1, 4, 4)  # 1-based, as the frame text
+    slider.value = 2
     assert "frame 2/4: c1 step 0 (loop)" in frame.value and "<svg" in frame.value
     table = ChannelVersionTable(run.saver, run.config).widget()
     toggle, out = table.children

@@ -5,14 +5,20 @@ Sources are ``notebooks/src/NN_name.py`` in the "percent" cell format: ``# %%`` 
 
 * ``# %% [check]`` a visible code cell that defines ``check_N()`` (calling
   ``lgcheckpoint.course.check``) and runs it: a student runs it to see "right" or "not yet: hint";
-* ``# %% [solution]`` the answer: its source AND its outputs start collapsed in JupyterLab and
-  Notebook 7 (the builder makes its first line a "# Solution" comment, because a collapsed cell
-  still shows its first line), and its last line calls the same ``check_N()``, so executing the
-  notebook (and nbval) proves that every solution passes its check.
+* ``# %% [solution]`` the answer, whose last line calls the same ``check_N()``.
 
-We keep this small builder rather than jupytext: jupytext would read the same files, but it spells
-a hidden cell as per-cell JSON metadata in every header, and it neither executes, nor gives stable
-cell ids, nor refuses a solution without its check; the builder does all four. Usage:
+Run All must not spoil an exercise, so a solution is stored as a *Markdown* cell: a collapsed
+``<details>`` block holding the code (Run All never executes Markdown; a student opens it, copies
+the code into the answer cell and runs it). The stored notebook is the student's path: executed
+without the solutions, so every check above says "not yet" and no later output depends on a
+solution. That the solutions are right is proven on a second copy, ``with_solutions(nb)``, where
+each solution block is a code cell again: the builder executes it and refuses a solution whose
+output does not end in "right", and ``tests/test_notebooks_guard.py`` does the same on the
+committed notebooks (nbval runs the stored, student path).
+
+We keep this small builder rather than jupytext: jupytext would read the same files, but it
+neither executes, nor gives stable cell ids, nor refuses a solution without its check, nor
+stores a solution out of Run All's reach; the builder does all four. Usage:
 
     python tools/notebooks.py            # build and execute every notebook
     python tools/notebooks.py 03 05      # only chapters starting with 03 or 05
@@ -30,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent / "notebooks"
 CELL = re.compile(r"^# %%(?: \[(markdown|check|solution)\])?[^\n]*\n", re.MULTILINE)
 CHECK_DEF = re.compile(r"^def (check_\w+)\(", re.MULTILINE)
 LIMIT_SECONDS = 60  # every chapter runs in under a minute
-HIDDEN = {"source_hidden": True, "outputs_hidden": True}  # JupyterLab / Notebook 7 collapse both
-# a collapsed cell still shows its first line: make it this, not the answer's first line
-SOLUTION_FIRST_LINE = "# Solution: try the exercise first, then run the check above"
+SOLUTION_OPEN = ("<details><summary><b>Solution</b> (try the exercise first; then copy this into "
+                 "your answer cell and run the check)</summary>\n\n```python\n")
+SOLUTION_CLOSE = "\n```\n\n</details>"
 
 
 def check_called_by(solution: str) -> str | None:
@@ -48,7 +54,7 @@ def exercise_problems(nb: nbformat.NotebookNode) -> list[str]:
     checks = [name for c in nb.cells if "check" in c.metadata.get("tags", [])
               for name in CHECK_DEF.findall(c.source)]
     solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
-    solved = [check_called_by(c.source) for c in solutions]
+    solved = [check_called_by(solution_code(c)) for c in solutions]
     problems = [f"a [solution] cell must end by calling its check_N(), not {s!r}"
                 for s in solved if s is None or s not in checks]
     problems += [f"{name} has no [solution] that ends by calling it"
@@ -56,6 +62,47 @@ def exercise_problems(nb: nbformat.NotebookNode) -> list[str]:
     if not checks:
         problems.append("no exercise: add a [check] cell and a [solution] cell")
     return problems
+
+
+def solution_code(cell: nbformat.NotebookNode) -> str:
+    """The code inside a stored solution block."""
+    text = cell.source
+    if not (text.startswith(SOLUTION_OPEN) and text.endswith(SOLUTION_CLOSE)):
+        raise ValueError(f"not a solution block built by tools/notebooks.py:\n{text[:200]}")
+    return text[len(SOLUTION_OPEN):-len(SOLUTION_CLOSE)]
+
+
+def with_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy whose solution blocks are code cells again, cut after the last one: what the
+    builder and the guard test execute to prove every solution passes its check."""
+    solved = nbformat.from_dict(nb)
+    last = max((i for i, c in enumerate(solved.cells) if "solution" in c.metadata.get("tags", [])),
+               default=-1)
+    solved.cells = solved.cells[:last + 1]
+    for i, cell in enumerate(solved.cells):
+        if "solution" in cell.metadata.get("tags", []):
+            code = nbformat.v4.new_code_cell(solution_code(cell), id=cell.get("id"))
+            code.metadata["tags"] = ["solution"]
+            solved.cells[i] = code
+        elif cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return solved
+
+
+def failed_solutions(nb: nbformat.NotebookNode) -> list[str]:
+    """Execute ``with_solutions(nb)``; the solutions whose output does not end with "right"."""
+    solved = with_solutions(nb)
+    execute(solved)
+    return [f"{c.source}\n--- its outputs:\n{c.outputs}" for c in solved.cells
+            if "solution" in c.metadata.get("tags", []) and not passed(c)]
+
+
+def execute(nb: nbformat.NotebookNode) -> float:
+    """Run a notebook top to bottom in a fresh kernel, from notebooks/; the seconds it took."""
+    started = time.monotonic()
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    return time.monotonic() - started
 
 
 def parse(source: str) -> nbformat.NotebookNode:
@@ -72,12 +119,12 @@ def parse(source: str) -> nbformat.NotebookNode:
             text = "\n".join(re.sub(r"^# ?", "", line) for line in body.splitlines())
             nb.cells.append(nbformat.v4.new_markdown_cell(text))
         else:
-            if kind == "solution" and not body.startswith(SOLUTION_FIRST_LINE):
-                body = f"{SOLUTION_FIRST_LINE}\n{body}"
-            cell = nbformat.v4.new_code_cell(body)
-            if kind == "solution":
-                cell.metadata["jupyter"] = dict(HIDDEN)
+            if kind == "solution":  # Markdown: Run All does not execute it (see the docstring)
+                cell = nbformat.v4.new_markdown_cell(SOLUTION_OPEN + body + SOLUTION_CLOSE)
                 cell.metadata["tags"] = ["solution"]
+                nb.cells.append(cell)
+                continue
+            cell = nbformat.v4.new_code_cell(body)
             if kind == "check":
                 cell.metadata["tags"] = ["check"]
             if "NBVAL_RAISES_EXCEPTION" in body:  # nbclient reads the tag, nbval the comment
@@ -89,22 +136,18 @@ def parse(source: str) -> nbformat.NotebookNode:
 
 
 def build_and_run(src: Path) -> Path:
-    """Execute one notebook top to bottom in a fresh kernel and save it with its outputs."""
+    """Prove the solutions on a solved copy, then execute the student's notebook and save it."""
     nb = parse(src.read_text())
     problems = exercise_problems(nb)
     if problems:
         raise SystemExit(f"{src.name}: " + "; ".join(problems))
-    started = time.monotonic()
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(ROOT)}}).execute()
-    seconds = time.monotonic() - started
+    failed = failed_solutions(nb)
+    if failed:
+        raise SystemExit(f"{src.name}: a solution did not pass its check:\n" + "\n".join(failed))
+    seconds = execute(nb)  # the student's path: Run All, no solution
     if seconds > LIMIT_SECONDS:
         raise SystemExit(
             f"{src.name} took {seconds:.0f} s; a chapter must run in under {LIMIT_SECONDS} s")
-    for cell in nb.cells:
-        if "solution" in cell.metadata.get("tags", []) and not passed(cell):
-            raise SystemExit(f"{src.name}: a solution did not pass its check:\n{cell.source}\n"
-                             f"--- its outputs:\n{cell.outputs}")
     nb.metadata.pop("widgets", None)  # no stored widget state: it is large and nbval ignores it
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # run timestamps only make diffs noisy

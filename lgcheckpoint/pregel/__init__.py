@@ -18,7 +18,7 @@ from lgcheckpoint.constants import (
     CHECKPOINTER, CONF, DEFAULT_RECURSION_LIMIT, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME,
     SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
-from lgcheckpoint.errors import GraphRecursionError, refuse_unimplemented
+from lgcheckpoint.errors import GraphDrained, GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import aguarded, guarded
 from lgcheckpoint.pregel import caching, delta, draw, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
@@ -37,7 +37,7 @@ from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
 from lgcheckpoint.pregel.subgraphs import (
     aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
-from lgcheckpoint.runtime import run_runtime
+from lgcheckpoint.runtime import RunControl, run_runtime
 from lgcheckpoint.types import (
     All, CachePolicy, GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task,
 )
@@ -61,6 +61,7 @@ class Run(NamedTuple):
     interrupt_before: All | Sequence[str]  # breakpoints: the nodes, or "*" for all
     interrupt_after: All | Sequence[str]
     printed: tuple = ()  # modes printed to the console (debug=True, print_mode=)
+    part: Any = None  # version="v2": makes each chunk a typed dict (stream.v2_part)
 
     def drain(self) -> Iterator[Any]:
         """Chunks collected since the last drain, shaped as the caller asked."""
@@ -72,7 +73,9 @@ class Run(NamedTuple):
                 out.print_chunk(ns, mode, payload, self.subgraphs)
             if mode not in wanted:
                 continue
-            if self.subgraphs:
+            if self.part is not None:
+                yield self.part(ns, mode, payload)
+            elif self.subgraphs:
                 yield (ns, mode, payload) if many else (ns, payload)
             else:
                 yield (mode, payload) if many else payload
@@ -142,28 +145,36 @@ class Pregel(CompiledGraph):
         a GraphOutput of the output and the interrupts)."""
         modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
-        chunks = list(self.stream(input, config, stream_mode=modes, **kwargs))
-        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
+        chunks = list(self.stream(input, config, stream_mode=modes, version=version, **kwargs))
+        return collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     async def ainvoke(self, input: Any, config: dict | None = None, *,
                       stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
         modes = invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
-        chunks = [c async for c in self.astream(input, config, stream_mode=modes, **kwargs)]
-        return collect_output(self, chunks, stream_mode, version, kwargs.get("subgraphs", False))
+        chunks = [c async for c in self.astream(input, config, stream_mode=modes, version=version,
+                                                **kwargs)]
+        return collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     def typed_output(self, values: Any) -> Any:
-        """invoke(version="v2")'s value: the output as read (a StateGraph builds its type)."""
+        """version="v2"'s values: the output as read (a StateGraph builds its type)."""
+        return values
+
+    def typed_state(self, values: Any) -> Any:
+        """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
         return values
 
     @partial(guarded, restore=state.restore)  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: str | None = None, subgraphs: bool = False, output_keys: Any = None,
-               context: Any = None, **options: Any) -> Iterator[Any]:
-        """Run the graph, yielding chunks of the requested stream mode(s) as they come (live.py)."""
+               context: Any = None, control: RunControl | None = None, version: str = "v1",
+               **options: Any) -> Iterator[Any]:
+        """Run the graph, yielding chunks of the requested stream mode(s) as they come (live.py);
+        control=RunControl() lets another thread ask the run to drain (stop between steps);
+        version="v2" yields each chunk as a dict {"type", "ns", "data"}."""
         run = self._prepare("stream", config, stream_mode, subgraphs, durability, interrupt_before,
-                            interrupt_after, output_keys, context, options)
+                            interrupt_after, output_keys, context, control, version, options)
         saves, own = self._saves(run, SyncSaveQueue)
         loop = self._loop(input, run, saves, *self._load(run))
         pool: list = []
@@ -198,11 +209,13 @@ class Pregel(CompiledGraph):
     async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
                       interrupt_before: Any = None, interrupt_after: Any = None,
                       durability: str | None = None, subgraphs: bool = False,
-                      output_keys: Any = None, context: Any = None, **options: Any
-                      ) -> AsyncIterator[Any]:
+                      output_keys: Any = None, context: Any = None,
+                      control: RunControl | None = None, version: str = "v1",
+                      **options: Any) -> AsyncIterator[Any]:
         """Async twin of stream: same loop, asyncio runner, async saver verbs."""
         run = self._prepare("astream", config, stream_mode, subgraphs, durability,
-                            interrupt_before, interrupt_after, output_keys, context, options)
+                            interrupt_before, interrupt_after, output_keys, context, control,
+                            version, options)
         saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
         loop = self._loop(input, run, saves, *await self._aload(run))
         calls = AsyncCalls(loop, self)
@@ -235,11 +248,15 @@ class Pregel(CompiledGraph):
 
     def _prepare(self, method: str, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
-                 output_keys: Any, context: Any, options: dict) -> Run:
+                 output_keys: Any, context: Any, control: RunControl | None, version: str,
+                 options: dict) -> Run:
         """Everything one run needs: its config, saver, durability and stream modes, checked."""
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
         durability = durability_option(options, durability)
         refuse_unimplemented(method, options)  # what is left: options we do not implement
+        check_version(version)
+        if control is not None and not isinstance(control, RunControl):
+            raise TypeError(f"control must be a RunControl, got {type(control).__name__}")
         stream_mode = self.stream_mode if stream_mode is None else stream_mode
         config = run_config(introspect.merge_configs(self.config, config) if self.config
                             else config)
@@ -249,14 +266,15 @@ class Pregel(CompiledGraph):
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', got {durability!r}")
         durability = durability or conf.get(DURABILITY) or "async"
         conf[DURABILITY] = durability  # subgraph calls inherit it
-        conf[RUNTIME] = run_runtime(config, self.context_schema, context)  # and the context
+        # and the context, and the control a drain request reaches them through
+        conf[RUNTIME] = run_runtime(config, self.context_schema, context, control)
         # the modes collected: those asked for, then those only printed (debug=True, print_mode=)
         modes = list(dict.fromkeys([*stream_modes(stream_mode), *printed]))
         return Run(config, saver, modes, stream_mode, subgraphs, durability, live.Chunks(),
                    self.stream_channels if output_keys is None else output_keys,
                    self.interrupt_before_nodes if interrupt_before is None else interrupt_before,
                    self.interrupt_after_nodes if interrupt_after is None else interrupt_after,
-                   printed)
+                   printed, partial(out.v2_part, self) if version == "v2" else None)
 
     def _saver_for(self, conf: dict) -> BaseCheckpointSaver | None:
         """This graph's saver, or the parent's for a subgraph compiled without one."""
@@ -344,6 +362,8 @@ class Pregel(CompiledGraph):
                        suppressed: bool) -> None:
         if error is not None and not suppressed:
             raise error
+        if loop.status == "draining":  # stopped between steps: saved, resumable with None
+            raise GraphDrained(run.config[CONF][RUNTIME].control.drain_reason)
         if loop.status == "out_of_steps":
             raise GraphRecursionError(
                 f"Recursion limit of {run.config['recursion_limit']} reached without hitting a "
@@ -543,23 +563,29 @@ def subgraph_config(task: Task) -> dict:
     return {**task.config, CONF: child}
 
 
-def invoke_modes(version: str, stream_mode: Any) -> Any:
-    """The modes invoke streams: "values" also needs "updates", where interrupts arrive.
-    v1 (the default) or v2 with stream_mode="values"; v2's stream parts are not built here."""
+def check_version(version: str) -> None:
     if version not in ("v1", "v2"):
         raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
-    if version == "v2" and stream_mode != "values":
-        raise TypeError("lgcheckpoint does not implement invoke(version='v2') with stream_mode="
-                        f"{stream_mode!r} (LangGraph's v2 stream parts): use version='v1'")
-    return ["updates", "values"] if stream_mode == "values" else stream_mode
 
 
-def collect_output(graph: Pregel, chunks: list, stream_mode: Any, version: str,
-                   subgraphs: bool) -> Any:
+def invoke_modes(version: str, stream_mode: Any) -> Any:
+    """The modes invoke streams: v1's "values" also needs "updates", where interrupts arrive
+    (v2's values parts carry them)."""
+    check_version(version)
+    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
+def collect_output(chunks: list, stream_mode: Any, version: str, subgraphs: bool) -> Any:
     """invoke's result: the last values chunk, plus any interrupts raised on the way; with
-    version "v2", a GraphOutput of the graph's typed output and the interrupts, kept apart."""
+    version "v2", a GraphOutput of the (typed) output and the interrupts, kept apart."""
     if stream_mode != "values":
         return chunks
+    if version == "v2":
+        latest, interrupts = None, []
+        for part in chunks:
+            latest = part["data"]
+            interrupts.extend(part["interrupts"])
+        return GraphOutput(latest, tuple(interrupts))
     latest, interrupts = None, []
     for chunk in chunks:
         mode, payload = chunk[-2], chunk[-1]
@@ -570,12 +596,6 @@ def collect_output(graph: Pregel, chunks: list, stream_mode: Any, version: str,
             interrupts.extend(found)
         elif mode == "values":
             latest = payload
-    if version == "v2":  # the values stream shows interrupts under "__interrupt__": not v2's
-        if isinstance(latest, dict) and "__interrupt__" in latest:
-            latest = {k: v for k, v in latest.items() if k != "__interrupt__"}
-        return GraphOutput(graph.typed_output(latest), tuple(interrupts))
     if interrupts:
         return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
     return latest
-
-

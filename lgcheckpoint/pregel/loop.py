@@ -21,9 +21,9 @@ from lgcheckpoint.checkpoint.base import (
 from lgcheckpoint.constants import (
     BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
     NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME,
-    RESUME_MAP, RESUMING, ROOT, START, STEP, TASK_ID, TASKS,
+    RESUME_MAP, RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
 )
-from lgcheckpoint.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, ParentCommand
+from lgcheckpoint.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, InvalidUpdateError
 from lgcheckpoint.pregel import caching, handlers
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import (
@@ -143,6 +143,11 @@ class PregelLoop:
         if self.at_breakpoint(self.spec.interrupt_before):
             self.status = "interrupt_before"
             raise GraphInterrupt()
+        # a drain stops the run here, once the last step is saved; after the breakpoint check,
+        # since a resume passes this step's breakpoints
+        if self.spec.config[CONF][RUNTIME].control.drain_requested:
+            self.status = "draining"
+            return False
         for task in self.tasks.values():
             if "tasks" in self.modes and not task.node.hidden:
                 self.emit("tasks", out.task_payload(task))
@@ -322,7 +327,7 @@ class PregelLoop:
             if error.interrupts:  # kept with the answers given so far
                 self.put_writes(task.id, [(INTERRUPT, error.interrupts),
                                           *(w for w in task.writes if w[0] == RESUME)])
-        elif not isinstance(error, ParentCommand):  # a ParentCommand is the parent's to apply
+        elif not isinstance(error, GraphBubbleUp):  # a Command to a parent, a drain: not ours
             if error is not None:
                 task.writes.append((ERROR, error))
                 if handler := handlers.handler_task(task, error, self.graph.nodes, self.here()):

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
 from lgcheckpoint.errors import (
-    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand, is_invalid_resume,
+    GraphBubbleUp, GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand,
+    is_invalid_resume,
 )
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
@@ -143,7 +144,7 @@ def check_sends(task: Task, known_nodes: Mapping[str, Node]) -> None:
 
 def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
     """Seconds to wait before the next attempt; re-raises if no policy retries this error."""
-    if isinstance(exc, (GraphInterrupt, ParentCommand)):  # control flow, not a failure
+    if isinstance(exc, GraphBubbleUp):  # control flow, not a failure
         raise exc
     # the first policy that retries this kind of error decides, as in LangGraph
     policy = next((p for p in task.node.retry_policy if retries_on(p.retry_on, exc)), None)

@@ -39,21 +39,36 @@ def state_saver(graph: Pregel, config: dict) -> BaseCheckpointSaver:
     return saver
 
 
-def locate(graph: Pregel, config: dict) -> tuple[Pregel, dict, BaseCheckpointSaver]:
-    """Who answers this config: the (sub)graph its checkpoint_ns names, the config, the saver."""
+def locate(graph: Pregel, config: dict, update: bool = False
+           ) -> tuple[Pregel, dict, BaseCheckpointSaver]:
+    """Who answers this config: the (sub)graph its checkpoint_ns names, the config, the saver.
+    A namespace no declared subgraph owns (a graph a node runs from a dict, a factory...) is
+    still read from the saver, through this graph's channels; an update there is refused, as
+    this graph's nodes would write the wrong state into it."""
     saver = state_saver(graph, config)
     conf = config[CONF]
     ns = conf.get("checkpoint_ns", "")
     if ns and CHECKPOINTER not in conf:
-        for name in (part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit()):
-            node = graph.nodes.get(name)
-            if node is None or node.inner_graph is None:
-                raise ValueError(f"Subgraph {name!r} of namespace {ns!r} not found")
-            graph = node.inner_graph
-        conf = {**conf, CHECKPOINTER: saver}
-        saver = state_saver(graph, {CONF: conf})  # a subgraph with its own saver keeps it
+        if (sub := declared_subgraph(graph, ns)) is not None:
+            graph, conf = sub, {**conf, CHECKPOINTER: saver}  # the parent's saver wins
+        elif update:
+            raise ValueError(f"Subgraph {stable_ns(ns)} not found (namespace {ns!r}): "
+                             "update_state reaches only a subgraph a node declares or calls "
+                             "visibly (see get_subgraphs())")
     conf = own_namespace(graph, conf)  # checkpointer=True: its one history per thread
     return graph, {**config, CONF: {**conf, "thread_id": str(conf["thread_id"])}}, saver
+
+
+def declared_subgraph(graph: Pregel, ns: str) -> Pregel | None:
+    """The subgraph a namespace ("a:<id>|b:<id>") names, or None if no node declares it."""
+    for _, sub in graph.get_subgraphs(namespace=stable_ns(ns), recurse=True):
+        return sub
+    return None
+
+
+def stable_ns(ns: str) -> str:
+    """A namespace without task ids and call numbers: "a:<id>|b:<id>|1" -> "a|b"."""
+    return NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP) if not p.isdigit())
 
 
 def snapshot(graph: Pregel, config: dict, saved: CheckpointTuple | None, saver: BaseCheckpointSaver,

@@ -9,7 +9,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
 from lgcheckpoint.pregel.algo import Task, key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import PregelTask
@@ -157,3 +157,18 @@ def print_chunk(ns: tuple, mode: str, payload: Any, subgraphs: bool) -> None:
     """debug=True / print_mode=: one line per chunk, "[mode] payload" ("[graph=ns]" inside)."""
     where = [f"[graph={ns}]"] if subgraphs and ns else []
     print(" ".join([f"[{mode}]", *where, repr(payload)]))
+
+
+def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
+    """version="v2": a chunk as {"type", "ns", "data"}; values typed, their interrupts apart."""
+    if mode == "values":
+        if not isinstance(payload, dict):
+            return {"type": mode, "ns": ns, "data": payload, "interrupts": ()}
+        data = graph.typed_output({k: v for k, v in payload.items() if k != INTERRUPT})
+        return {"type": mode, "ns": ns, "data": data, "interrupts": payload.get(INTERRUPT, ())}
+    if mode in ("checkpoints", "debug"):
+        # a debug event wraps the checkpoint payload; the first one (next: __start__) stays a dict
+        inner = payload.get("payload") if payload.get("type") == "checkpoint" else payload
+        if isinstance((inner or {}).get("values"), dict) and START not in inner.get("next", ()):
+            inner["values"] = graph.typed_state(inner["values"])
+    return {"type": mode, "ns": ns, "data": payload}

@@ -6,7 +6,11 @@
     False        | none: nothing is saved      | -
     True         | the parent's                | "node" (task ids removed): one history per
                  |                             | thread, continued by every call
-    a saver      | its own                     | as None
+    a saver      | the parent's: it wins, even | as None (run as a root graph, it uses its own)
+                 | when the parent has none    |
+
+The parent's saver wins so that one saver holds a thread's whole story: a subgraph that kept
+its own (an InMemorySaver inside a graph on SQLite) would forget its finished nodes on restart.
 
 A graph invoked inside a node with its own thread_id (or checkpoint_ns / checkpoint_id) is no
 subgraph at all: it runs as a root graph on that thread (see is_own_run).
@@ -36,13 +40,13 @@ def resolve_saver(graph: Pregel, conf: dict) -> BaseCheckpointSaver | None:
     """The saver a graph's runs and state methods use, given the run's configurable."""
     if graph.checkpointer is False:
         return None
-    if graph.checkpointer is True:
-        if CHECKPOINTER not in conf:
-            raise RuntimeError("checkpointer=True cannot be used for root graphs: it makes a "
-                               "subgraph keep its state per thread; compile the root graph "
-                               "with a saver")
+    if CHECKPOINTER in conf:  # run by a parent (or read through it): the parent's saver wins
         return conf[CHECKPOINTER]
-    return conf.get(CHECKPOINTER) if graph.checkpointer is None else graph.checkpointer
+    if graph.checkpointer is True:
+        raise RuntimeError("checkpointer=True cannot be used for root graphs: it makes a "
+                           "subgraph keep its state per thread; compile the root graph "
+                           "with a saver")
+    return graph.checkpointer
 
 
 def locate_run(graph: Pregel, conf: dict) -> None:

@@ -7,12 +7,13 @@ the names that moved. Next: types.py.
 import warnings
 
 from lgcheckpoint.types import (  # noqa: F401
-    All, CachePolicy, PregelTask, RetryPolicy, StateSnapshot, StateUpdate, StreamMode,
+    All, CachePolicy, PregelExecutableTask, PregelTask, RetryPolicy, StateSnapshot, StateUpdate,
+    StreamMode,
 )
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10
 
-__all__ = ["All", "CachePolicy", "PregelTask", "RetryPolicy", "StateSnapshot", "StateUpdate",
-           "StreamMode"]
+__all__ = ["All", "CachePolicy", "PregelExecutableTask", "PregelTask", "RetryPolicy",
+           "StateSnapshot", "StateUpdate", "StreamMode"]
 
 warnings.warn(
     "Importing from lgcheckpoint.pregel.types is deprecated. Please use "

@@ -52,7 +52,7 @@ class Edit:
     """One superstep of edits: the checkpoint it edits, brought back, and how it is published."""
 
     def __init__(self, graph: Pregel, config: dict, first: bool) -> None:
-        self.graph, config, self.saver = locate(graph, config)
+        self.graph, config, self.saver = locate(graph, config, update=True)
         conf = {"checkpoint_ns": "", **config[CONF]}
         self.config = {**config, CONF: conf}
         self.saved = saved = self.saver.get_tuple(self.config)

@@ -16,7 +16,8 @@ from typing import Any
 
 from lgcheckpoint.viz.history import short
 from lgcheckpoint.viz.lineage import LineageGraph
-from lgcheckpoint.viz.studio import Refused, Studio, command_factory_for, parse_answer
+from lgcheckpoint.viz.answers import Refused, command_factory_for, parse_answer
+from lgcheckpoint.viz.studio import Studio
 
 __all__ = ["HITLPanel", "command_factory_for", "parse_answer"]
 
@@ -108,37 +109,56 @@ class HITLPanel:
         rows = w.VBox()
         drawn = {"head": self.studio.drawn_head}  # what the rows were drawn from
 
-        def answer(value: Any, interrupt_id: str | None):
+        def refused(text: str) -> str:
+            return f"<span style='color:#b00'>{html.escape(text)}</span>"
+
+        def answer(value: Any, interrupt_id: str | None, row_head: str | None):
+            if row_head != drawn["head"]:  # a double click's second event: its row is gone
+                status.value += html.escape(" (a second click on an answered question was "
+                                            "ignored)")
+                return
             try:
                 if interrupt_id is None:
                     result = self.proceed(drawn["head"])
                 else:
-                    result = self.resume(value, interrupt_id, drawn["head"])
-                status.value = (f"resumed with {html.escape(short(value))}: "
+                    result = self.resume(value(), interrupt_id, drawn["head"])
+                status.value = (f"resumed with {html.escape(short(value()))}: "
                                 f"{html.escape(short(result, 120))}")
             except Refused as refusal:
-                status.value = f"<span style='color:#b00'>{html.escape(str(refusal))}</span>"
+                status.value = refused(str(refusal))
             except Exception as error:  # noqa: BLE001 - show the user, keep the panel alive
-                status.value = f"<span style='color:#b00'>{html.escape(repr(error))}</span>"
-            lineage.reload()
-            draw()
+                status.value = refused(repr(error))
+            try:
+                lineage.reload()
+                draw()
+            except Exception as error:  # noqa: BLE001 - ipywidgets would swallow it
+                status.value += refused(f"; redrawing: {error!r}")
+
+        def typed(text: str) -> Any:
+            if not text.strip():
+                raise Refused("refused: type an answer in the edit box first. Nothing was "
+                              "written.")
+            return parse_answer(text)
 
         def row(interrupt: Any):
-            iid = getattr(interrupt, "id", "")
-            text = w.Text(value=json_text(getattr(interrupt, "value", None)), description="edit")
+            iid, row_head = getattr(interrupt, "id", ""), drawn["head"]
+            # empty, not the question: sending it unchanged must not answer with the question
+            text = w.Text(value="", description="edit", layout=w.Layout(width="100%"),
+                          placeholder="your own answer (JSON or text), then send edit",
+                          style={"description_width": "initial"})
             buttons = [w.Button(description="approve", button_style="success"),
                        w.Button(description="reject", button_style="danger"),
                        w.Button(description="send edit")]
-            buttons[0].on_click(lambda _: answer(self.approve_value, iid))
-            buttons[1].on_click(lambda _: answer(self.reject_value, iid))
-            buttons[2].on_click(lambda _: answer(parse_answer(text.value), iid))
+            buttons[0].on_click(lambda _: answer(lambda: self.approve_value, iid, row_head))
+            buttons[1].on_click(lambda _: answer(lambda: self.reject_value, iid, row_head))
+            buttons[2].on_click(lambda _: answer(lambda: typed(text.value), iid, row_head))
             asked = short(getattr(interrupt, "value", interrupt), 200)
             label = w.HTML(f"<code>{html.escape(asked)}</code>")
             return w.VBox([label, w.HBox(buttons), text])
 
         def paused_row(nodes: list[str]):
             go = w.Button(description="continue", button_style="primary")
-            go.on_click(lambda _: answer(None, None))
+            go.on_click(lambda _: answer(lambda: None, None, drawn["head"]))
             return w.HBox([w.HTML(f"paused before {html.escape(', '.join(nodes))}"), go])
 
         def draw():
@@ -147,13 +167,12 @@ class HITLPanel:
                              or ([paused_row(self.paused_before)] if self.paused_before else [])
                              or [w.HTML("no pending interrupt")])
 
+        def clear(_):  # a new selection: the last refusal no longer applies to what is shown
+            status.value = ""
+
+        lineage.children[0].observe(clear, names="selected")
         draw()
         panel = viewer_box("HITLPanel", [rows, status, lineage], static=self.png)
         panel.add_class("lgc-hitl")
         return panel
 
-
-def json_text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, default=str)

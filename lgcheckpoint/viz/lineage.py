@@ -43,9 +43,12 @@ def as_history(source: Any, config: dict | None = None, graph: Any = None) -> Hi
 LABEL_WIDTH = 34  # characters per line of a checkpoint's label
 
 
-def step_label(step: Step, max_channels: int = 4) -> str:
-    """What a reader needs at a glance: step, source, what changed, what runs next."""
-    lines = [("HEAD  " if step.is_head else "") + f"{step.key}  step {step.step}  {step.source}"]
+def step_label(step: Step, max_channels: int = 4, ns_name: str = "") -> str:
+    """What a reader needs at a glance: step, source, what changed, what runs next. A subgraph's
+    checkpoints are named after it (``research.c0``) and never marked HEAD: the thread has one."""
+    head = step.is_head and not ns_name
+    key = f"{ns_name}.{step.key}" if ns_name else step.key
+    lines = [("HEAD  " if head else "") + f"{key}  step {step.step}  {step.source}"]
     if step.updated_channels:
         shown = step.updated_channels[:max_channels]
         more = len(step.updated_channels) - len(shown)
@@ -53,7 +56,7 @@ def step_label(step: Step, max_channels: int = 4) -> str:
         # narrow nodes, so that branches fit side by side; a channel name is never cut
         lines += textwrap.wrap(updated, LABEL_WIDTH, break_long_words=False)
     lines.append("next: " + (", ".join(step.next) or "-"))
-    if step.is_head and step.waiting != step.next:  # some tasks of the step already finished
+    if head and step.waiting != step.next:  # some tasks of the step already finished
         lines.append("waiting: " + (", ".join(step.waiting) or "-"))
     for tw in step.tasks:
         for value in (v for c, v in tw.regular if c == RETURN):  # a @task call's saved result
@@ -72,30 +75,32 @@ def error_text(error: Any) -> str:
     return short(error if isinstance(error, str) else repr(error), 40)
 
 
-def node_attrs(step: Step, selected: bool) -> str:
+def node_attrs(step: Step, selected: bool, ns_name: str = "") -> str:
     """Fill by source; a red border for errors, orange for interrupts, thick blue when selected,
-    thick for the head."""
+    thick for the head (of the thread, not of a subgraph)."""
     fill = SOURCE_COLOURS.get(step.source, WHITE)
-    attrs = [f"label={quote(step_label(step))}", f'fillcolor="{fill}"']
+    attrs = [f"label={quote(step_label(step, ns_name=ns_name))}", f'fillcolor="{fill}"']
     if selected:
         attrs += [f'color="{SELECTED_COLOUR}"', "penwidth=4"]
     elif step.errors:
         attrs += [f'color="{ERROR_COLOUR}"', "penwidth=2.5"]
     elif step.interrupts:
         attrs += [f'color="{INTERRUPT_COLOUR}"', "penwidth=2.5"]
-    if step.is_head and not selected:
+    if step.is_head and not selected and not ns_name:
         attrs += ["penwidth=3.5"]
     return ", ".join(attrs)
 
 
 def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str,
-              truncated: bool = False) -> list[str]:
-    """Node and parent-edge lines for one namespace; edges that start a branch are dashed. Only
+              truncated: bool = False, ns_name: str = "") -> list[str]:
+    """Node and parent-edge lines for one namespace. An edge to a checkpoint's second (third…)
+    child is dashed: it starts the newer branch, the first child continues the older one; an
+    edge is labelled with the branch its child is on when that differs from its parent's. Only
     the newest MAX_NODES are drawn: the older ones (and any not read) become one box."""
     by_key = {s.key: s for s in steps}
     shown = steps[-MAX_NODES:]
     hidden = len(steps) - len(shown)
-    lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, prefix + s.key == selected)}];"
+    lines = [f"{indent}{prefix}{s.key} [{node_attrs(s, prefix + s.key == selected, ns_name)}];"
              for s in shown]
     if hidden or truncated:
         text = (f"{hidden} older checkpoints not drawn" if hidden else "") + \
@@ -105,8 +110,10 @@ def steps_dot(steps: list[Step], prefix: str, selected: str | None, indent: str,
     for s in shown:
         parent = by_key.get(s.parent)
         if parent is not None and parent.index >= first:
-            fork = parent.branch != s.branch
-            style = f' [style=dashed, label="branch {s.branch}"]' if fork else ""
+            newer = parent.children.index(s.key) > 0  # children are in chronological order
+            label = f'label="branch {s.branch}"' if parent.branch != s.branch or newer else ""
+            attrs = ", ".join(a for a in ("style=dashed" if newer else "", label) if a)
+            style = f" [{attrs}]" if attrs else ""
             lines.append(f"{indent}{prefix}{s.parent} -> {prefix}{s.key}{style};")
         elif s.parent is not None or (truncated and s is steps[0]):
             lines.append(f"{indent}{prefix}older -> {prefix}{s.key} [style=dashed];")
@@ -123,7 +130,7 @@ def lineage_dot(history: History, selected: str | None = None, subgraphs: bool =
         node = ns.split(":", 1)[0]
         lines += [f"  subgraph cluster_s{i} {{", f"    label={quote('subgraph ' + node)};",
                   '    style="dashed";']
-        lines += steps_dot(sub.steps, f"s{i}", selected, "    ", sub.truncated)
+        lines += steps_dot(sub.steps, f"s{i}", selected, "    ", sub.truncated, node)
         lines.append("  }")
         if sub.steps:  # the enclosing checkpoint the subgraph ran under
             parent_id = sub.steps[0].metadata.get("parents", {}).get(history.ns)

@@ -62,6 +62,9 @@ def css_cell(fill: str) -> str:
     return f"background:{fill};color:{INK}"
 
 
+# a wide table scrolls inside its output, with a bar that stays visible (not an overlay)
+SCROLL_CSS = ("overflow-x:auto;max-width:100%;padding-bottom:4px;scrollbar-width:thin;"
+              "scrollbar-color:#6b7280 #e5e7eb")
 TABLE_CSS = (  # explicit ink on paper: readable in light and Dark themes alike
     f"border-collapse:collapse;background:{PAPER};color:{INK};font-size:14px;"
     "font-family:var(--jp-ui-font-family, sans-serif)")

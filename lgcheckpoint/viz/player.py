@@ -98,16 +98,16 @@ class SuperStepPlayer(DotView):
 
         from lgcheckpoint.viz.widgets import viewer_box
 
-        last = len(self.frames) - 1
-        play = w.Play(min=0, max=last, value=self.index, interval=900)
-        slider = w.IntSlider(min=0, max=last, value=self.index, description="frame")
+        count = len(self.frames)  # the slider counts frames from 1, as the frame text does
+        play = w.Play(min=1, max=count, value=self.index + 1, interval=900)
+        slider = w.IntSlider(min=1, max=count, value=self.index + 1, description="frame")
         slider.add_class("lgc-player")
         w.jslink((play, "value"), (slider, "value"))
         view = w.HTML(self.frame_html(self.index))
         view.add_class("lgc-frame")
 
         def show(change):
-            self.index = change["new"]
+            self.index = change["new"] - 1
             view.value = self.frame_html(self.index)
 
         slider.observe(show, names="value")

@@ -21,13 +21,12 @@ The widget lives in ``studio_widget.py``. Next: ``studio_widget.py``.
 from __future__ import annotations
 
 import html
-import importlib
 import io
-import json
 import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from lgcheckpoint.viz.answers import Refused, command_factory_for, parse_answer
 from lgcheckpoint.viz.history import (
     History,
     Step,
@@ -41,31 +40,11 @@ from lgcheckpoint.viz.player import Frame, make_frame
 from lgcheckpoint.viz.render import dot_to_png, dot_to_svg, missing_engine_html, quote
 from lgcheckpoint.viz.topology import graph_topology, topology_dot
 from lgcheckpoint.viz.palette import MAX_WIDTH_IN
-from lgcheckpoint.viz.versions import VersionsSeenMatrix
+from lgcheckpoint.viz.versions import VersionsSeenMatrix, header_html
+
+__all__ = ["Refused", "Studio", "command_factory_for", "parse_answer"]
 
 BREAK_COLOUR = "#7c3aed"  # violet: a breakpoint on this node
-
-
-def command_factory_for(graph: Any) -> Callable[..., Any]:
-    """``Command`` from the package that built ``graph`` (langgraph.types, lgcheckpoint.types)."""
-    root = type(graph).__module__.split(".")[0]
-    try:
-        return importlib.import_module(f"{root}.types").Command
-    except (ImportError, AttributeError) as error:
-        raise TypeError(f"cannot find {root}.types.Command for {type(graph).__name__}; "
-                        "pass command_factory=YourCommand") from error
-
-
-def parse_answer(text: str) -> Any:
-    """An edited answer: JSON when it parses (numbers, dicts, true/false), else the plain text."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-class Refused(ValueError):
-    """An action that no longer applies to the thread as it is now; nothing was written."""
 
 
 class Studio:
@@ -371,7 +350,7 @@ class Studio:
         # only the columns that say something: a trigger channel or one a node has seen
         channels = [c for c in m.channels if any(c in m.triggers[n] or m.seen[n][c] is not None
                                                  for n in m.nodes)]
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in channels)
+        head = "".join(f"<th>{header_html(c)}</th>" for c in channels)  # may wrap at ':'
         rows = []
         for node in m.nodes:
             cells = []
@@ -384,14 +363,15 @@ class Studio:
                              f"{html.escape(text)}</td>")
             nxt = " ▶" if node in m.step.next else ""
             rows.append(f"<tr><th>{html.escape(node)}{nxt}</th>{''.join(cells)}</tr>")
-        return (f"<table class='lgc-table lgc-seen'><caption>versions_seen at {m.step.key}: "
-                "seen/current; red = runs next</caption>"
-                f"<thead><tr><th>node</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        return (f"<div class='lgc-scroll'><table class='lgc-table lgc-seen'><caption>"
+                f"versions_seen at {m.step.key}: seen/current; red = runs next</caption>"
+                f"<thead><tr><th>node</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+                "</table></div>")
 
     def table_html(self, page: int = 0) -> str:
         """Channel versions of the page's checkpoints; a cell is marked when its version moved."""
         channels = self.history.channels
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in channels)
+        head = "".join(f"<th>{header_html(c)}</th>" for c in channels)
         rows = []
         for s in self.page(page):
             before = self.history[s.parent].channel_versions if s.parent else {}
@@ -401,8 +381,9 @@ class Studio:
                 else f"<td>{s.channel_versions.get(c, '')}</td>" for c in channels)
             mark = " class='shown'" if self.shown and s.key == self.shown.key else ""
             rows.append(f"<tr{mark}><th>{s.key} · {s.step} · {s.source}</th>{cells}</tr>")
-        return (f"<table class='lgc-table lgc-versions'><thead><tr><th>checkpoint</th>{head}"
-                f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        return (f"<div class='lgc-scroll'><table class='lgc-table lgc-versions'><thead><tr>"
+                f"<th>checkpoint</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+                "</div>")
 
     # --- static views -------------------------------------------------------------------------
     def svg(self, which: str = "topology", page: int = 0) -> str:

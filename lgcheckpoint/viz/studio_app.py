@@ -2,7 +2,10 @@
 
 It writes a one-cell notebook that builds the graph on the chosen saver and shows
 ``Studio(...).widget()``, then serves it with Voilà, which runs the notebook in a kernel and shows
-only its widgets — no code cells. Everything is local: no account, no key, no network.
+only its widgets — no code cells. Everything is local: no account, no network. Like Jupyter, the
+page needs a token (printed in its URL): a page on 127.0.0.1 is open to every user and process of
+the machine, and it can approve an interrupt. ``--no-token`` is for a kiosk. Tracebacks stay in
+the terminal; the page shows one line per error.
 ``ATTR`` is a compiled graph or a function ``build(checkpointer)`` that returns one; two demos
 have short names: ``travel_planner`` and ``approval_agent``.
 End of the side trip from pregel/__init__.py.
@@ -11,9 +14,11 @@ End of the side trip from pregel/__init__.py.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import importlib.util
 import json
+import secrets
 import signal
 import subprocess
 import sys
@@ -45,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8866, help="port of the page (default 8866)")
     parser.add_argument("--theme", choices=["light", "dark"], default="light")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    parser.add_argument("--no-token", action="store_true",
+                        help="serve the page without a token (a kiosk: anyone on this machine "
+                        "can open it and answer its interrupts)")
     parser.add_argument("--write", metavar="NOTEBOOK", help="only write the notebook and exit")
 
 
@@ -64,8 +72,10 @@ def main(args: argparse.Namespace) -> int:
     if args.write:
         print(f"notebook written to {notebook}")
         return 0
-    command = voila_command(notebook, args.port, args.theme, not args.no_browser)
-    print(f"lgcheckpoint studio: http://127.0.0.1:{args.port}/  (Ctrl-C stops it)", flush=True)
+    token = "" if args.no_token else secrets.token_urlsafe(24)
+    command = voila_command(notebook, args.port, args.theme, not args.no_browser, token)
+    url = f"http://127.0.0.1:{args.port}/" + (f"?token={token}" if token else "")
+    print(f"lgcheckpoint studio: {url}  (Ctrl-C stops it)", flush=True)
     voila = subprocess.Popen(command)
     # stopping this command stops the page: SIGTERM is passed on, Ctrl-C reaches both
     signal.signal(signal.SIGTERM, lambda *_: voila.terminate())
@@ -74,13 +84,29 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         voila.terminate()
         return voila.wait()
+    finally:
+        if args.db and "://" not in args.db:
+            fold_wal(Path(args.db))
 
 
-def voila_command(notebook: Path, port: int, theme: str, browser: bool) -> list[str]:
-    """Voilà on 127.0.0.1 with sources stripped (its default) and the chosen theme."""
+def fold_wal(db: Path) -> None:
+    """Open and close the SQLite file once: as its last connection, SQLite checkpoints the WAL
+    and removes the -wal and -shm files a page's kernel left if it was stopped hard."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def voila_command(notebook: Path, port: int, theme: str, browser: bool,
+                  token: str) -> list[str]:
+    """Voilà on 127.0.0.1 with sources stripped, tracebacks kept in the terminal, the chosen
+    theme, and ``token`` required on every request ("" = none: a kiosk)."""
     return [sys.executable, "-m", "voila", str(notebook), f"--port={port}",
             "--Voila.ip=127.0.0.1", f"--theme={theme}", "--strip_sources=True",
-            "--show_tracebacks=True", *([] if browser else ["--no-browser"])]
+            "--show_tracebacks=False", f"--Voila.token={token}",
+            *([] if browser else ["--no-browser"])]
 
 
 CELL = """\
@@ -106,6 +132,7 @@ def write_notebook(path: Path, spec: str, db: str | None, thread: str, start: An
 
 
 _open = ExitStack()  # the page's kernel keeps its saver open as long as it runs
+atexit.register(_open.close)  # then closes it: SQLite folds its -wal/-shm files back in
 
 
 def open_studio(spec: str, db: str | None = None, thread: str = "studio", input: Any = None,

@@ -1,8 +1,11 @@
 """The Studio's widget: buttons and forms that call ``Studio``'s actions, and views that redraw.
 
 Every button passes the head it was drawn with (``expected_head``), so a click on a view that is
-out of date is refused by the studio, which says so in the status line and redraws. Clicking a node
-of the topology toggles a breakpoint before it; clicking a checkpoint of the lineage selects it.
+out of date is refused by the studio, which says so in the status line and redraws. No callback
+fails silently: ipywidgets would only log an exception, so each one goes through ``safely``,
+which puts any error on the status line (and its traceback in the kernel's terminal).
+Clicking a node of the topology toggles a breakpoint before it; clicking a checkpoint of the
+lineage selects it.
 Keys (when focus is inside the studio, or anywhere on the Voilà page): s step, r run,
 n / p next / previous checkpoint. Drawings sit on light "paper" so they read in dark themes too.
 Next: ``studio_app.py`` (the same widget as a web page).
@@ -12,16 +15,21 @@ from __future__ import annotations
 
 import html
 import json
+import sys
+import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import ipywidgets as w
 import traitlets
 
+from lgcheckpoint.viz.answers import Refused, parse_answer
 from lgcheckpoint.viz.history import channel_group, short
-from lgcheckpoint.viz.studio import Refused, Studio, parse_answer
 from lgcheckpoint.viz.widgets import SvgView, viewer_box
+
+if TYPE_CHECKING:
+    from lgcheckpoint.viz.studio import Studio
 
 STYLE = """<style>
 .lgc-studio { gap: 6px; }
@@ -29,7 +37,20 @@ STYLE = """<style>
   padding: 6px; overflow: auto; }
 .lgc-studio .lgc-paper pre { color: #1f2937; margin: 0; font-size: 12px; line-height: 1.35;
   white-space: pre-wrap; }
+/* paper keeps dark ink in a Dark theme: labels, descriptions and code inherit the theme's
+   light text colour otherwise (white on white) */
+.lgc-studio .lgc-paper .widget-html-content, .lgc-studio .lgc-paper .widget-label,
+.lgc-studio .lgc-paper .widget-label-basic, .lgc-studio .lgc-paper b { color: #1f2937; }
+.lgc-studio .lgc-paper code { color: #1f2937; background: #f3f4f6; padding: 0 2px; }
+.lgc-studio .lgc-paper input { color: #1f2937; background: #ffffff; border: 1px solid #6b7280; }
+.lgc-studio .lgc-paper input::placeholder { color: #4b5563; opacity: 1; }
+/* a wide table scrolls inside its paper (a visible bar), never cut at the left */
+.lgc-studio .lgc-scroll { overflow-x: auto; max-width: 100%; }
+.lgc-studio .lgc-scroll, .lgc-scroll { scrollbar-width: thin; scrollbar-color: #6b7280 #e5e7eb; }
+.lgc-studio .widget-vbox, .lgc-studio .widget-hbox, .lgc-studio .widget-html,
+.lgc-studio .widget-html-content { min-width: 0; }
 .lgc-studio .lgc-table th { white-space: nowrap; }
+.lgc-studio .lgc-table thead th { white-space: normal; min-width: 3em; }
 .lgc-studio .lgc-svg svg { max-width: 100%; height: auto; }
 .lgc-studio .lgc-table { border-collapse: collapse; font-size: 12px; color: #1f2937; }
 .lgc-studio .lgc-table th, .lgc-studio .lgc-table td { border: 1px solid #d1d5db;
@@ -39,6 +60,7 @@ STYLE = """<style>
 .lgc-studio .lgc-status { padding: 4px 8px; border-radius: 6px; background: #e0f2fe;
   color: #0c4a6e; }
 .lgc-studio .lgc-status.refused { background: #fee2e2; color: #7f1d1d; }
+.lgc-studio .lgc-status .widget-html-content { color: inherit; }
 .lgc-studio .lgc-keys { color: var(--jp-ui-font-color2, #6b7280); font-size: 12px; }
 </style>"""
 
@@ -110,10 +132,12 @@ class StudioUI:
                                    tooltip="until a breakpoint, interrupt or the end (key r)")
         self.step_button.add_class("lgc-step")
         self.run_button.add_class("lgc-run")
-        self.step_button.on_click(lambda _: self.act(lambda h: s.step(self.start_input(), h)))
-        self.run_button.on_click(lambda _: self.act(lambda h: s.run(self.start_input(), h)))
+        self.step_button.on_click(self.safely(
+            lambda _: self.act(lambda h: s.step(self.start_input(), h))))
+        self.run_button.on_click(self.safely(
+            lambda _: self.act(lambda h: s.run(self.start_input(), h))))
         self.keys = KeyListener(everywhere=keys_everywhere)
-        self.keys.observe(self.on_key, names="command")
+        self.keys.observe(self.safely(self.on_key), names="command")
         hint = w.HTML("keys: <b>s</b> step · <b>r</b> run · <b>n</b>/<b>p</b> next/previous "
                       "checkpoint · click a node: breakpoint before it")
         hint.add_class("lgc-keys")
@@ -121,17 +145,17 @@ class StudioUI:
         self.breaks = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.topology = SvgView()
         self.topology.add_class("lgc-topology")
-        self.topology.observe(self.on_node_click, names="selected")
+        self.topology.observe(self.safely(self.on_node_click), names="selected")
         self.lineage = SvgView()
         self.lineage.add_class("lgc-lineage")
-        self.lineage.observe(self.on_checkpoint_click, names="selected")
+        self.lineage.observe(self.safely(self.on_checkpoint_click), names="selected")
         self.pick = w.Dropdown(description="checkpoint", layout=w.Layout(width="300px"))
-        self.pick.observe(self.on_pick, names="value")
+        self.pick.observe(self.safely(self.on_pick), names="value")
         self.older = w.Button(description="older", icon="arrow-up", layout=w.Layout(width="90px"))
         self.newer = w.Button(description="newer", icon="arrow-down",
                               layout=w.Layout(width="90px"))
-        self.older.on_click(lambda _: self.turn(+1))
-        self.newer.on_click(lambda _: self.turn(-1))
+        self.older.on_click(self.safely(lambda _: self.turn(+1)))
+        self.newer.on_click(self.safely(lambda _: self.turn(-1)))
         self.frame = paper(w.HTML())
         self.frame.add_class("lgc-frame")
         self.seen = paper(w.HTML())
@@ -140,7 +164,8 @@ class StudioUI:
 
         self.replay_button = w.Button(description="replay from here", icon="repeat")
         self.replay_button.add_class("lgc-replay")
-        self.replay_button.on_click(lambda _: self.act(lambda h: s.replay(self.key(), False, h)))
+        self.replay_button.on_click(self.safely(
+            lambda _: self.act(lambda h: s.replay(self.key(), False, h))))
         self.fork_values = w.Textarea(description="values", layout=w.Layout(width="420px",
                                                                             height="70px"))
         self.fork_as = w.Dropdown(description="as_node", options=[("(the last writer)", "")]
@@ -150,9 +175,9 @@ class StudioUI:
         self.fork_button.add_class("lgc-fork")
         self.fork_values.add_class("lgc-fork-values")
         self.fork_as.add_class("lgc-fork-as")
-        self.fork_button.on_click(lambda _: self.act(
+        self.fork_button.on_click(self.safely(lambda _: self.act(
             lambda h: s.fork(self.key(), parse_answer(self.fork_values.value),
-                             self.fork_as.value or None, h)))
+                             self.fork_as.value or None, h))))
         self.travel = w.VBox([w.HBox([self.replay_button, self.fork_button]),
                               self.fork_values, self.fork_as])
         self.interrupts = w.VBox()
@@ -179,6 +204,21 @@ class StudioUI:
         text = self.input.value.strip()
         return parse_answer(text) if text else None
 
+    def safely(self, callback: Callable[..., Any]) -> Callable[..., None]:
+        """``callback`` as a widget handler: whatever it raises reaches the status line."""
+        def handler(*args: Any) -> None:
+            try:
+                callback(*args)
+            except Exception as error:  # noqa: BLE001 - shown, never swallowed by ipywidgets
+                self.show_error(error)
+        return handler
+
+    def show_error(self, error: BaseException, before: str = "") -> None:
+        """Put ``error`` on the status line; its traceback goes to the kernel's terminal."""
+        traceback.print_exception(error, file=sys.__stderr__)
+        self.status.add_class("refused")
+        self.status.value = html.escape(f"{before}error: {type(error).__name__}: {error}")
+
     def act(self, action: Callable[[str | None], Any]) -> None:
         """Run an action with the head this view was drawn with; show what happened or why not."""
         refused = False
@@ -186,12 +226,27 @@ class StudioUI:
             action(self.drawn)
         except Refused:
             refused = True
-        except Exception as error:  # noqa: BLE001 - the graph raised: show it, keep the studio
-            self.studio.reload()
+        except Exception as error:  # noqa: BLE001 - the graph or the saver raised: show it
+            traceback.print_exception(error, file=sys.__stderr__)
             self.studio.message = f"error: {type(error).__name__}: {error}"
             refused = True
+            try:  # the thread may have moved before the error; a closed saver fails again here
+                self.studio.reload()
+            except Exception as again:  # noqa: BLE001
+                traceback.print_exception(again, file=sys.__stderr__)
+                self.studio.message += " (re-reading the thread failed too: " \
+                    f"{type(again).__name__})"
         self.lineage_page = 0
-        self.redraw(refused)
+        try:
+            self.redraw(refused)
+        except Exception as error:  # noqa: BLE001
+            self.show_error(error, f"{self.studio.message}; redrawing: " if refused else "")
+
+    def clear_status(self) -> None:
+        """A new selection: the last action's message (a refusal) no longer applies to it."""
+        self.studio.message = ""
+        self.status.remove_class("refused")
+        self.status.value = html.escape(self.studio.outcome())
 
     def key(self) -> str:
         shown = self.studio.shown
@@ -208,6 +263,7 @@ class StudioUI:
         elif command in ("next", "previous"):
             self.studio.move(+1 if command == "next" else -1)
             self.redraw_selection()
+            self.clear_status()
 
     def on_node_click(self, change) -> None:
         node = change["new"]
@@ -224,11 +280,13 @@ class StudioUI:
         elif key:
             self.studio.select(key)
             self.redraw_selection()
+            self.clear_status()
 
     def on_pick(self, change) -> None:
         if change["new"] and (self.studio.shown is None or change["new"] != self.studio.shown.key):
             self.studio.select(change["new"])
             self.redraw_selection()
+            self.clear_status()
 
     def turn(self, pages: int) -> None:
         self.lineage_page = min(max(self.lineage_page + pages, 0), self.studio.pages - 1)
@@ -273,7 +331,7 @@ class StudioUI:
                                    tooltip=f"stop {when} {node}", icon="pause",
                                    layout=w.Layout(width="auto"))
                 t.add_class(f"lgc-break-{when}")
-                t.observe(self.flip(node, when), names="value")
+                t.observe(self.safely(self.flip(node, when)), names="value")
                 toggles.append(t)
         self.breaks.children = toggles
         self.topology.svg = s.svg("topology")
@@ -292,21 +350,42 @@ class StudioUI:
         for interrupt in s.pending:
             iid = getattr(interrupt, "id", None)
             value = getattr(interrupt, "value", interrupt)
-            edit = w.Text(value=json_text(value), description="edit",
-                          layout=w.Layout(width="420px"))
+            # empty, not the question: sending the box unchanged must not answer with the question
+            edit = w.Text(value="", description="edit",
+                          placeholder="your own answer (JSON or text), then send edit",
+                          layout=w.Layout(width="100%"), style={"description_width": "initial"})
+            edit.add_class("lgc-edit")
             approve = w.Button(description="approve", button_style="success")
             reject = w.Button(description="reject", button_style="danger")
             send = w.Button(description="send edit")
             for button, name in ((approve, "approve"), (reject, "reject"), (send, "send")):
                 button.add_class(f"lgc-{name}")
-            approve.on_click(self.answer(s.approve_value, iid))
-            reject.on_click(self.answer(s.reject_value, iid))
-            send.on_click(lambda _, e=edit, i=iid: self.act(
-                lambda h: s.answer(parse_answer(e.value), i, h)))
+            approve.on_click(self.answer(lambda: s.approve_value, iid))
+            reject.on_click(self.answer(lambda: s.reject_value, iid))
+            send.on_click(self.answer(lambda e=edit: self.typed(e.value), iid))
             label = w.HTML(f"<b>interrupt</b> <code>{html.escape(str(iid))[:12]}</code>: "
                            f"<code>{html.escape(short(value, 200))}</code>")
+            label.add_class("lgc-question")
             rows.append(paper(w.VBox([label, w.HBox([approve, reject, send]), edit])))
         self.interrupts.children = rows
 
-    def answer(self, value: Any, interrupt_id: str | None) -> Callable[[Any], None]:
-        return lambda _: self.act(lambda h: self.studio.answer(value, interrupt_id, h))
+    def typed(self, text: str) -> Any:
+        """The edit box's answer; an empty box is refused, not sent."""
+        if not text.strip():
+            self.studio.message = "refused: type an answer in the edit box first. Nothing was " \
+                "written."
+            raise Refused(self.studio.message)
+        return parse_answer(text)
+
+    def answer(self, value: Callable[[], Any], interrupt_id: str | None) -> Callable[[Any], None]:
+        """A button of the row drawn for head ``self.drawn``: a second click that arrives after
+        the first one redrew the view (a double click) belongs to a row no longer shown."""
+        drawn_with = self.drawn
+
+        def clicked(_):
+            if drawn_with != self.drawn:
+                self.status.value += html.escape(" (a second click on an answered question "
+                                                 "was ignored)")
+                return
+            self.act(lambda h: self.studio.answer(value(), interrupt_id, h))
+        return self.safely(clicked)

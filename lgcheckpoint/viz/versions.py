@@ -23,6 +23,7 @@ from lgcheckpoint.viz.palette import (
     ORANGE,
     PAPER,
     RED,
+    SCROLL_CSS,
     TABLE_CSS,
     WHITE,
     YELLOW,
@@ -126,9 +127,11 @@ class ChannelVersionTable:
         caption = (f'<caption style="caption-side:bottom;text-align:left;color:{INK};'
                    f'background:{PAPER}">'
                    f"{legend('yellow')}{notes}</caption>")
-        return (f'<table class="lgc-table" style="{TABLE_CSS}">{caption}<thead><tr>'
+        # a wide table scrolls inside the output (a scroll bar), instead of being cut at its edge
+        return (f'<div class="lgc-scroll" style="{SCROLL_CSS}">'
+                f'<table class="lgc-table" style="{TABLE_CSS}">{caption}<thead><tr>'
                 f'<th style="{HEAD_CSS}">checkpoint</th>{head}</tr></thead>'
-                f"<tbody>{''.join(body)}</tbody></table>")
+                f"<tbody>{''.join(body)}</tbody></table></div>")
 
     def grid(self) -> Grid:
         rows, channels = self.shown()

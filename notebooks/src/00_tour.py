@@ -131,12 +131,15 @@ print(StorageView(graph, config))
 # * 01 super-steps · 02 channels · 03 checkpoint anatomy · 04 versions_seen
 # * 05 savers · 06 serializer and security · 07 durability modes
 # * 08 human in the loop · 09 time travel · 10 failures · 11 subgraphs · 12 a LangGraph database
-# * 13 write your own saver · 14 an agent that waits for a human
+# * 13 write your own saver · 14 an agent that waits for a human · 15 the studio
+# * 16 two humans · 17 the functional API · 18 the delta channel · 19 managed values
+# * 20 node caching
 #
 # ## Exercises
 # Each exercise has a cell for your answer and a **check** cell: run it to see `right` or
-# `not yet` with a hint. The solution is the collapsed cell below the check (click the blue bar
-# at its left, or the `…`, to open it).
+# `not yet` with a hint. The solution is the closed **Solution** block below the check: open it
+# when you are stuck, copy its code into your answer cell and run it. Run All never runs a
+# solution, so after Run All every check says `not yet` until you answer it.
 
 # %% [markdown]
 # ### Exercise 1 · Finish the second trip

@@ -26,7 +26,7 @@ from lgcheckpoint.demos import build_travel_planner
 from lgcheckpoint.viz import Refused, Studio
 
 db = Path(tempfile.mkdtemp()) / "studio.sqlite"
-saver_cm = SqliteSaver.from_conn_string(str(db))
+saver_cm = SqliteSaver.from_conn_string(str(db))  # stays open: the widget below uses it
 graph = build_travel_planner(saver_cm.__enter__())
 config = {"configurable": {"thread_id": "trip"}}
 studio = Studio(graph, config, input={"destination": "Kyoto", "days": 3})
@@ -170,6 +170,5 @@ studio
 # %%
 from lgcheckpoint.course import show_source
 
-saver_cm.__exit__(None, None, None)  # the SQLite file is closed; the pictures above stay
 show_source("viz/studio.py: Studio.step", "viz/studio.py: Studio._check",
             "viz/studio.py: Studio.fork")

@@ -50,6 +50,8 @@ NAMES: dict[str, tuple[str, str]] = {
     "entrypoint": ("func", "entrypoint"),
     "task": ("func", "task"),
     "get_runtime": ("runtime", "get_runtime"),
+    "RunControl": ("runtime", "RunControl"),
+    "GraphDrained": ("errors", "GraphDrained"),
 }
 
 

@@ -5,6 +5,10 @@ thread inside a node), ``__copy__`` forks and ``bulk_update_state``. Same contra
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from typing_extensions import TypedDict
+
 from tests.differential.harness import Run, registry
 from tests.differential.scenarios_interrupts import checkpoint_at_step, child_graph
 from tests.differential.scenarios_loop import Trail, thread, visit
@@ -340,3 +344,175 @@ def a_graph_a_node_calls_sends_a_command_to_the_parent(lib: Run):
     cfg = thread()
     lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
     lib.history(graph, cfg)
+
+
+def hidden_caller(lib: Run, make_sub, saver=True):
+    """START -> before -> tools -> after; `tools` runs a graph a closure scan cannot see (held
+    in a dict, built by a factory): only the saver knows it ran as a subgraph."""
+    graphs = {"tools": make_sub}
+
+    def tools(state: dict):
+        sub = graphs["tools"]()
+        return {"trail": sub.invoke({"trail": ["call"]})["trail"]}
+
+    g = lib.StateGraph(Trail)
+    g.add_node("before", visit("before", lib))
+    g.add_node("tools", tools)
+    g.add_node("after", visit("after", lib))
+    g.add_edge(lib.START, "before")
+    g.add_edge("before", "tools")
+    g.add_edge("tools", "after")
+    return g.compile(checkpointer=lib.saver() if saver else None)
+
+
+def first_namespace(chunks) -> str:
+    """The namespace of the first subgraph chunk of a stream(subgraphs=True)."""
+    return next(ns for ns, _ in chunks if ns)[0]
+
+
+@scenario
+def undeclared_subgraph_state_is_read_from_the_saver(lib: Run):
+    """get_state / get_state_history on an undeclared subgraph's namespace read its checkpoints
+    (through the caller's channels); update_state there is refused."""
+    graph = hidden_caller(lib, lambda: child(lib, None, ask=True))
+    cfg = thread()
+    chunks = lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    sub_cfg = thread(checkpoint_ns=first_namespace(chunks))
+    lib.get_state(graph, sub_cfg)
+    lib.get_state(graph, sub_cfg, subgraphs=True)
+    lib.history(graph, sub_cfg)
+    lib.history(graph, sub_cfg, limit=1)
+    lib.update_state(graph, sub_cfg, {"trail": ["edited"]})
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.history(graph, sub_cfg)
+
+
+@scenario
+def undeclared_subgraph_with_its_own_keys(lib: Run):
+    """A subgraph with keys the caller lacks: read through the caller's channels, they drop."""
+
+    class Inner(Trail):
+        note: str
+
+    def make():
+        g = lib.StateGraph(Inner)
+        g.add_node("noting", lambda state: {"note": "kept?", "trail": ["noting"]})
+        g.add_node("asking", lambda state: {"trail": [lib.interrupt("go on?")]})
+        g.add_edge(lib.START, "noting")
+        g.add_edge("noting", "asking")
+        return g.compile()
+
+    graph = hidden_caller(lib, make)
+    cfg = thread()
+    chunks = lib.stream(graph, {"trail": []}, cfg, stream_mode="updates", subgraphs=True)
+    sub_cfg = thread(checkpoint_ns=first_namespace(chunks))
+    lib.get_state(graph, sub_cfg)
+    lib.history(graph, sub_cfg)
+
+
+def restartable_child(lib: Run, saver):
+    """START -> work (counted) -> ask (interrupts), compiled with its own saver."""
+    g = lib.StateGraph(Trail)
+    g.add_node("work", visit("work", lib))
+    g.add_node("ask", lambda state: {"trail": [f"ask got {lib.interrupt('ok?')}"]})
+    g.add_edge(lib.START, "work")
+    g.add_edge("work", "ask")
+    return g.compile(checkpointer=saver)
+
+
+@scenario
+def subgraph_with_its_own_saver_saves_in_the_parents(lib: Run):
+    """The docs' "subgraph called as a function", the subgraph on its own InMemorySaver: its
+    checkpoints go to the parent's saver, so after a restart (a new process: the subgraph's
+    InMemorySaver is empty) resuming does not run its finished node again."""
+    cfg = thread()
+    own = lib.InMemorySaver()
+    graph = parent(lib, restartable_child(lib, own), calls=True)
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.note("in the subgraph's own saver", len(list(own.list(None))))
+    restarted = parent(lib, restartable_child(lib, lib.InMemorySaver()), calls=True)
+    lib.invoke(restarted, lib.Command(resume="yes"), cfg)
+    lib.note("in the subgraph's own saver after the run", len(list(own.list(None))))
+
+
+@scenario
+def subgraph_with_its_own_saver_declared_as_a_node(lib: Run):
+    """The same subgraph added as a node: the parent's saver wins there too."""
+    cfg = thread()
+    own = lib.InMemorySaver()
+    graph = parent(lib, restartable_child(lib, own))
+    lib.invoke(graph, {"trail": []}, cfg)
+    lib.get_state(graph, cfg, subgraphs=True)
+    lib.invoke(graph, lib.Command(resume="yes"), cfg)
+    lib.note("in the subgraph's own saver", len(list(own.list(None))))
+
+
+@scenario
+def subgraph_with_its_own_saver_in_a_parent_without_one(lib: Run):
+    """A parent without a saver lends none: the subgraph's own saver keeps nothing."""
+    own = lib.InMemorySaver()
+    sub = child(lib, own)
+
+    g = lib.StateGraph(Trail)
+    g.add_node("call", lambda state: {"trail": sub.invoke({"trail": ["call"]})["trail"]})
+    g.add_edge(lib.START, "call")
+    lib.invoke(g.compile(), {"trail": []}, thread())
+    lib.note("in the subgraph's own saver", len(list(own.list(None))))
+
+
+def extend(state: list, writes: list) -> list:
+    """A DeltaChannel reducer: every write is a list of items, appended in order."""
+    return [*state, *(item for write in writes for item in write)]
+
+
+def delta_trail(lib: Run):
+    # the call form: this module's annotations are strings, which could not see `lib`
+    return TypedDict("DeltaTrail", {  # type: ignore[operator]
+        "trail": Annotated[list, lib.DeltaChannel(extend, snapshot_frequency=2)]}, total=False)
+
+
+def read_across_channel_types(lib: Run, parent_schema, sub_schema):
+    """An undeclared subgraph whose `trail` channel is of another kind than its caller's (as
+    deepagents: a DeltaChannel parent, plain subagents), read through the caller's channels."""
+    sub = lib.StateGraph(sub_schema)
+    sub.add_node("work", lambda state: {"trail": ["work"]})
+    sub.add_node("more", lambda state: {"trail": ["more"]})
+    sub.add_edge(lib.START, "work")
+    sub.add_edge("work", "more")
+    graphs = {"researcher": sub.compile()}
+
+    def tools(state: dict) -> dict:
+        graphs["researcher"].invoke({"trail": ["research"]})
+        return {"trail": ["tool done"]}
+
+    g = lib.StateGraph(parent_schema)
+    g.add_node("tools", tools)
+    g.add_edge(lib.START, "tools")
+    graph = g.compile(checkpointer=lib.saver())
+    chunks = lib.stream(graph, {"trail": ["go"]}, thread(), subgraphs=True)
+    sub_cfg = thread(checkpoint_ns=first_namespace(chunks))
+    lib.get_state(graph, sub_cfg)
+    lib.history(graph, sub_cfg)
+    lib.update_state(graph, sub_cfg, {"trail": ["edit"]})
+
+
+@scenario
+def undeclared_subgraph_read_by_a_delta_channel_parent(lib: Run):
+    read_across_channel_types(lib, delta_trail(lib), Trail)
+
+
+@scenario
+def undeclared_delta_channel_subgraph_read_by_a_plain_parent(lib: Run):
+    read_across_channel_types(lib, Trail, delta_trail(lib))
+
+
+@scenario
+def undeclared_namespace_under_a_declared_subgraph(lib: Run):
+    """"child|inner" names a plain node inside a declared subgraph: a read uses the root
+    graph's channels, an update is refused (the root's own node of that name is not it)."""
+    graph = parent(lib, child(lib, None, ask=True))
+    cfg = thread()
+    lib.invoke(graph, {"trail": []}, cfg)
+    nested = thread(checkpoint_ns="child:a|inner:b")
+    lib.get_state(graph, nested)
+    lib.update_state(graph, nested, {"trail": ["edit"]})

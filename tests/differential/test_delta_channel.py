@@ -185,6 +185,7 @@ def delta_exit_durability(lib: Run):
 SYNC = [name for name in CAUSES if not name.startswith("async")]
 
 
+@pytest.mark.lesson("18_delta_channel")
 @pytest.mark.parametrize("name", list(CAUSES))
 def test_in_memory_same_as_langgraph(name):
     assert_same(name, record(CAUSES[name], LANGGRAPH), record(CAUSES[name], OURS))

@@ -28,3 +28,17 @@ def test_same_as_langgraph_on_async_saver(name, async_saver_factory):  # noqa: F
     scenario = SUBGRAPHS[name]
     assert_same(name, record(scenario, LANGGRAPH, async_saver_factory),
                 record(scenario, OURS, async_saver_factory))
+
+
+@pytest.mark.parametrize("lib", [LANGGRAPH, OURS], ids=str)
+def test_update_of_an_undeclared_subgraph_names_it(lib):
+    """The refusal names the namespace without task ids, in LangGraph's words."""
+    from tests.differential.harness import Run
+    from tests.differential.scenarios_subgraphs import child, parent
+
+    run = Run(lib, None, None)
+    run._saver = lib.InMemorySaver()
+    graph = parent(run, child(run, None))
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "child:a|inner:b"}}
+    with pytest.raises(ValueError, match=r"Subgraph child\|inner not found"):
+        graph.update_state(config, {"trail": ["edit"]})

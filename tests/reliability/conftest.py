@@ -1,5 +1,7 @@
 """Reliability tests: start each session with an empty figures file; show the figures at the end."""
 
+import os
+
 import pytest
 
 from tests.reliability import helpers
@@ -7,7 +9,8 @@ from tests.reliability import helpers
 
 @pytest.fixture(scope="session", autouse=True)
 def _fresh_artifact():
-    helpers.ARTIFACT.unlink(missing_ok=True)
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # on workers, tests/conftest.py does it once
+        helpers.ARTIFACT.unlink(missing_ok=True)
     yield
 
 

@@ -12,7 +12,8 @@ is ``aio.py``, the same file with ``await``.
         saver.setup()                       # once per database: creates or migrates the tables
         graph = builder.compile(checkpointer=saver)
 
-Left out compared with LangGraph: ``ShallowPostgresSaver``, an externally managed ``Pipeline``,
+Left out compared with LangGraph: ``ShallowPostgresSaver`` (refused by name, see the end of this
+file), an externally managed ``Pipeline``,
 DeltaChannel history, and migrating pre-v4 checkpoints' pending sends. Next: ``postgres/aio.py``.
 """
 
@@ -343,4 +344,30 @@ class PostgresUnavailableError(StoreUnavailableError, psycopg.OperationalError):
     """The server or the connection went away; still a psycopg.OperationalError for old code."""
 
 
-__all__ = ["PostgresSaver", "Conn"]
+# --- refused by name ---------------------------------------------------------------------------
+# LangGraph deprecated ShallowPostgresSaver (langgraph-checkpoint-postgres 2.0.20; removal in 3.0)
+# for PostgresSaver with durability="exit", which we have. It keeps only a thread's latest
+# checkpoint, in a table layout of its own under the same table names as PostgresSaver's, so one
+# database cannot hold both, and history, time travel and forks (what the course shows) would
+# have nothing to read. The name imports, so a program that only mentions it runs.
+class ShallowPostgresSaver:
+    """Refused: use PostgresSaver with durability="exit" (the comment above says why)."""
+
+    instead = "PostgresSaver"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(shallow_refusal(type(self)))
+
+    @classmethod
+    def from_conn_string(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(shallow_refusal(cls))
+
+
+def shallow_refusal(cls: Any) -> str:
+    return (f"lgcheckpoint does not implement {cls.__name__}: LangGraph deprecated it (since "
+            f"langgraph-checkpoint-postgres 2.0.20) for {cls.instead} with durability=\"exit\", "
+            f"which saves only a run's last checkpoint; use {cls.instead}.from_conn_string(...) "
+            "and graph.invoke(..., durability=\"exit\")")
+
+
+__all__ = ["PostgresSaver", "ShallowPostgresSaver", "Conn"]

@@ -32,7 +32,8 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.checkpoint.locks import TRY_LOCK_SQL, UNLOCK_SQL
 from lgcheckpoint.checkpoint.postgres import (
-    Pin, PostgresUnavailableError, _explain_errors, check_usable, cursor_of, pinned, sql,
+    Pin, PostgresUnavailableError, ShallowPostgresSaver, _explain_errors, check_usable,
+    cursor_of, pinned, sql,
 )
 from lgcheckpoint.checkpoint.postgres.sql import Statement
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
@@ -263,4 +264,10 @@ async def _borrow(conn: AsyncConn) -> AsyncIterator[AsyncConnection]:
         yield conn
 
 
-__all__ = ["AsyncPostgresSaver"]
+class AsyncShallowPostgresSaver(ShallowPostgresSaver):
+    """Refused: use AsyncPostgresSaver with durability="exit" (postgres/__init__.py says why)."""
+
+    instead = "AsyncPostgresSaver"
+
+
+__all__ = ["AsyncPostgresSaver", "AsyncShallowPostgresSaver"]
