@@ -211,6 +211,8 @@ RULES = [
                        r"|test_algo\.py::test_prepare_next_tasks"
                        r"|test_delta_channel_to_plain\.py::test_plain_reducer_replays_"),
      "calls LangGraph-private pregel._checkpoint.channels_from_checkpoint (ours differs)"),
+    ("deliberate", "msg", r"ShallowPostgresSaver|Shallow",
+     "the deprecated ShallowPostgresSaver is refused (PostgresSaver with durability='exit')"),
     ("deliberate", "id", r"test_set_node_defaults_error_handler_collides_with_user_node",
      "node names starting with '__' are refused at add_node (LangGraph: at compile, if at all)"),
     ("missing", "msg", r"EncryptedSerializer|serde\.encrypted", "EncryptedSerializer"),
@@ -239,7 +241,6 @@ RULES = [
     ("missing", "msg", r"error_handler|set_node_defaults", "node error handlers"),
     ("missing", "msg", r"response_schema|InvalidResume|strict_resume", "interrupt response_schema"),
     ("missing", "msg", r"draw_mermaid|get_graph|to_json|draw_", "get_graph() drawing"),
-    ("missing", "msg", r"ShallowPostgresSaver|Shallow", "ShallowPostgresSaver"),
     ("missing", "msg", r"resumable|Interrupt\.__init__", "old Interrupt fields"),
     ("missing", "msg", r"'type' object is not subscriptable|StateGraph\[", "StateGraph[...]"),
     ("missing", "msg", r"DID NOT WARN.*LangGraphDeprecat",
