@@ -357,6 +357,7 @@ def print_history(saver: Any, config: dict, every: bool = False) -> None:
     """One line per checkpoint, oldest first: the root graph, then each subgraph namespace.
     Without --all only the newest LINES_PER_HISTORY of a namespace are read (counted in SQL), so
     a thread of any length prints at once; keys still number the namespace's whole history."""
+    from lgcheckpoint.viz.conversation import change_lines
     from lgcheckpoint.viz.deltas import delta_marks
     from lgcheckpoint.viz.history import build_history
 
@@ -388,6 +389,8 @@ def print_history(saver: Any, config: dict, every: bool = False) -> None:
             after = plain(",".join(step.next)) or "-"
             say(f"  c{older + step.index:<3} step {step.step:>3} {plain(step.source, 8):<6} "
                 f"parent {parent:<4} updated {updated:<30} next {after}{marks}")
+            for line in change_lines(step, part[step.parent] if step.parent else None):
+                say(f"       {line}")  # the conversation: what this checkpoint added or dropped
     if len(shown) < len(counts):
         say(f" … {len(counts) - len(shown)} more subgraph namespaces (--all shows them)")
 
@@ -420,6 +423,7 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
         LineageGraph,
         VersionsSeenMatrix,
     )
+    from lgcheckpoint.viz.conversation import report_html
 
     parts = [f"<h1>{html.escape(title)}</h1>"]
     try:
@@ -436,6 +440,8 @@ def write_report(saver: Any, config: dict, out: str, title: str) -> None:
     parts += [f"<h2>versions_seen at {matrix.step.key}, {where}</h2>",
               ('<img alt="versions_seen matrix" '
                f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')]
+    if chat := report_html(matrix.history):  # the messages, if the thread holds any
+        parts += ["<h2>Conversation per checkpoint</h2>", chat]
     try:
         Path(out).write_text("<!doctype html><meta charset='utf-8'>"
                              "<body style='font-family:sans-serif'>"

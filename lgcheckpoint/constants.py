@@ -24,6 +24,10 @@ BRANCH_TO = "branch:to:{}"  # the channel that triggers a node after an edge or 
 CONF = "configurable"
 DEFAULT_RECURSION_LIMIT = 10007  # super-steps a run may take (LangGraph 1.2's; 25 before 1.0)
 ERROR_SOURCE_NODE = "__error_source_node__"  # beside a handled ERROR: the node that failed
+# langchain tags: a chat model tagged "nostream" is not streamed by stream_mode="messages" (its
+# message arrives whole when its node returns it); a run tagged hidden is left out of streams
+TAG_NOSTREAM = "nostream"
+TAG_HIDDEN = "langsmith:hidden"
 
 # hidden config keys: the runtime's own entries in config["configurable"], set by a run for
 # its tasks and the subgraphs they call (a user never passes them; public_config hides them)

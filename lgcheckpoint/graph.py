@@ -1,111 +1,40 @@
 """StateGraph: describe nodes and edges over a typed state, then compile() it into a Pregel graph.
 
 Each state key becomes a channel (Annotated[T, reducer] -> BinaryOperatorAggregate, else
-LastValue). Each node gets a trigger channel ``branch:to:<node>``; an edge a -> b means "a writes
-branch:to:b when it finishes"; add_edge([a, b], c) adds a barrier ``join:a+b:c``.
-Next: pregel/node.py (what compile produces).
+LastValue; how each kind of schema is read: state_schema.py). Each node gets a trigger channel
+``branch:to:<node>``; an edge a -> b means "a writes branch:to:b when it finishes";
+add_edge([a, b], c) adds a barrier ``join:a+b:c``. Next: pregel/node.py (what compile produces).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import warnings
 from datetime import timedelta
 from types import GenericAlias
-from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence, get_args, get_origin
-from typing import NotRequired, Required, get_type_hints
+from typing import Any, Callable, NamedTuple, Sequence, get_args
 
 from lgcheckpoint.cache.base import check_cache
 from lgcheckpoint.channels import (
-    BinaryOperatorAggregate, Channel, DeltaChannel, EphemeralValue, LastValue,
-    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
+    Channel, EphemeralValue, LastValue, LastValueAfterFinish, NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
 )
-from lgcheckpoint.checkpoint.serde.jsonplus import collect_allowlist
 from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START
 from lgcheckpoint.errors import refuse_unimplemented
-from lgcheckpoint.managed import ManagedValueSpec, is_managed_value, managed_value_of
+from lgcheckpoint.managed import ManagedValueSpec, is_managed_value
+from lgcheckpoint.node_defaults import NodeDefaults, WithNodeDefaults
 from lgcheckpoint.pregel import Pregel
-from lgcheckpoint.pregel.handlers import DEFAULT_HANDLER, HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node
-from lgcheckpoint.types import CachePolicy, Command, RetryPolicy, TimeoutPolicy
+from lgcheckpoint.pregel.handlers import HANDLER_PREFIX
+from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
+from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home was here)
+    allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
+    schema_channels, unwrap_required,
+)
+from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
 from lgcheckpoint.warnings import renamed_option
 
 __all__ = ["StateGraph", "CompiledStateGraph", "START", "END"]
-
-
-def schema_channels(schema: Any) -> dict[str, Channel | ManagedValueSpec]:
-    """One channel (or managed value) per annotated key of a TypedDict, dataclass or pydantic
-    model; a type without keys (int, list, Annotated[list, add]) is a state of one value, channel
-    __root__."""
-    if not isinstance(schema, type) or schema.__module__ == "builtins":
-        return {ROOT: channel_for(ROOT, schema)}
-    try:
-        hints = get_type_hints(schema, include_extras=True)
-    except TypeError:
-        hints = {}
-    if not hints and not declares_keys(schema):
-        raise ValueError(
-            f"State schema {schema!r} has no annotated keys: use a TypedDict, dataclass or "
-            "pydantic model with one annotated field per state key")
-    fields = getattr(schema, "model_fields", None)  # pydantic: only real fields
-    return {name: managed_value_of(typ) or channel_for(name, typ) for name, typ in hints.items()
-            if get_origin(typ) is not ClassVar and name != "__slots__"
-            and (fields is None or name in fields)}
-
-
-def declares_keys(schema: type) -> bool:
-    """A TypedDict, dataclass or pydantic model: its keys are declared, even if there are none."""
-    typed_dict = hasattr(schema, "__required_keys__")  # typing's or typing_extensions' TypedDict
-    return typed_dict or dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields")
-
-
-def channel_for(name: str, typ: Any) -> Channel:
-    """Annotated[T, reducer] folds writes with the reducer; anything else keeps the last value."""
-    typ = unwrap_required(typ)  # Required[Annotated[dict, or_]]: the wrapper only marks the key
-    for meta in reversed(getattr(typ, "__metadata__", ())):
-        if isinstance(meta, Channel) or isinstance(meta, type) and issubclass(meta, Channel):
-            # Annotated[T, Topic(T)] or Annotated[T, Topic]: a fresh channel per graph
-            chan = meta.copy() if isinstance(meta, Channel) else meta(typ.__origin__)
-            if isinstance(meta, DeltaChannel):  # its empty value comes from the key's type
-                chan = meta.for_type(unwrap_required(typ.__origin__))
-            chan.key = name
-            return chan
-    meta = getattr(typ, "__metadata__", ())
-    if meta and callable(meta[-1]):
-        params = [p for p in inspect.signature(meta[-1]).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if len(params) != 2:
-            raise ValueError(f"Invalid reducer for key '{name}': expected (a, b) -> c")
-        return BinaryOperatorAggregate(typ.__origin__, meta[-1], key=name)
-    return LastValue(typ, key=name)
-
-
-def unwrap_required(typ: Any) -> Any:
-    """NotRequired[list] -> list (a TypedDict key's type as its channel sees it)."""
-    return typ.__args__[0] if get_origin(typ) in (Required, NotRequired) else typ
-
-
-def mapper_for(schema: Any) -> Callable | None:
-    """Nodes with a dataclass or pydantic state get an instance, not a dict."""
-    if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
-        return lambda values: schema(**values)
-    return None
-
-
-def literal_targets(fn: Callable, command_only: bool = False) -> tuple[str, ...] | None:
-    """Destinations declared by a return annotation: Literal["a", "b"] or Command[Literal[...]]."""
-    try:
-        rtn = get_type_hints(getattr(fn, "__call__", fn) if not inspect.isfunction(fn) else fn
-                             ).get("return")
-    except Exception:
-        return None
-    if command_only:
-        candidates = get_args(rtn) if get_origin(rtn) not in (None, Command) else (rtn,)
-        rtn = next((get_args(c)[0] for c in candidates if get_origin(c) is Command), None)
-    return get_args(rtn) if get_origin(rtn) is Literal else None
 
 
 class NodeSpec(NamedTuple):
@@ -127,24 +56,15 @@ class NodeSpec(NamedTuple):
         return self
 
 
-@dataclasses.dataclass
-class NodeDefaults:
-    """set_node_defaults(): what a node gets at compile time when add_node did not say."""
-
-    retry_policy: RetryPolicy | Sequence[RetryPolicy] = ()  # every node, error handlers too
-    cache_policy: CachePolicy | None = None  # regular nodes only: a handler's input varies
-    error_handler: Callable | None = None  # regular nodes only: handlers never catch handlers
-    timeout: TimeoutPolicy | None = None  # every node: a stuck handler is stopped the same way
-
-
 class BranchSpec(NamedTuple):
     path: Callable
     path_map: dict[Any, str] | None
     input_schema: Any = None  # `def route(state: Sub)`: it reads Sub's keys, not its node's
 
 
-class StateGraph:
-    """A graph whose nodes read and update a shared, typed state."""
+class StateGraph(WithNodeDefaults):
+    """A graph whose nodes read and update a shared, typed state (set_node_defaults():
+    node_defaults.py; what a schema's keys are: state_schema.py)."""
 
     __class_getitem__ = classmethod(GenericAlias)  # StateGraph[State, Context, Input, Output]
 
@@ -214,14 +134,15 @@ class StateGraph:
         refuse_unimplemented("add_node", options)
         timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here; a sync node at compile
         if not isinstance(node, str):
-            node, action = getattr(node, "name", None) or getattr(
-                node, "__name__", type(node).__name__), node
+            node, action = node.get_name() if is_runnable(node) else getattr(
+                node, "name", None) or getattr(node, "__name__", type(node).__name__), node
         if action is None:
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
-        if not callable(action) and not isinstance(action, Pregel):  # e.g. a langchain Runnable
+        if isinstance(action, dict):  # {key: Runnable or function}, each run on the input
+            action = runnable_map(action)
+        if not (callable(action) or isinstance(action, Pregel) or is_runnable(action)):
             raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
-                            "callable: nodes are plain functions here (langchain Runnables are out "
-                            f"of scope); pass a function, e.g. add_node('{node}', runnable.invoke)")
+                            "callable: pass a function, a compiled graph or a langchain Runnable")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
         if node in RESERVED or node.startswith("__"):  # START and END among them
@@ -230,7 +151,7 @@ class StateGraph:
             raise ValueError(f"'{NS_SEP}' and '{NS_END}' are reserved characters, not allowed in "
                              f"node names: rename `{node}`")
         if input_schema is None and not isinstance(action, Pregel):
-            input_schema = self._inferred_input_schema(action)
+            input_schema = inferred_input_schema(action)
         if input_schema is not None:
             self._add_schema(input_schema)
         # where a returned Command may go; a dict also names each edge (for get_graph)
@@ -240,59 +161,10 @@ class StateGraph:
         handler = None
         if error_handler is not None:  # a node of its own, reading what the failed node read
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
-            self.nodes[handler] = NodeSpec(error_handler, schema, is_error_handler=True)
+            self.nodes[handler] = self._handler_spec(error_handler, schema)
         self.nodes[node] = NodeSpec(action, schema, retry_policy, defer, ends,
                                     cache_policy, timeout=timeout, error_handler=handler)
         return self
-
-    def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-                          cache_policy: CachePolicy | None = None,
-                          error_handler: Callable | None = None,
-                          timeout: float | timedelta | TimeoutPolicy | None = None,
-                          **options: Any) -> StateGraph:
-        """Policies for every node that add_node left without one, applied at compile time.
-        retry_policy and timeout apply to error handlers too; cache_policy and error_handler
-        do not."""
-        refuse_unimplemented("set_node_defaults", options)
-        defaults = self.node_defaults
-        if retry_policy is not None:
-            defaults.retry_policy = retry_policy
-        if cache_policy is not None:
-            defaults.cache_policy = cache_policy
-        if error_handler is not None:
-            defaults.error_handler = error_handler
-        if timeout is not None:
-            defaults.timeout = TimeoutPolicy.coerce(timeout)
-        return self
-
-    def _specs_with_defaults(self) -> dict[str, NodeSpec]:
-        """The node specs compile builds: set_node_defaults filled in, per-node values winning."""
-        specs, defaults = dict(self.nodes), self.node_defaults
-        handler = None
-        if defaults.error_handler is not None:
-            handler = DEFAULT_HANDLER
-            specs[handler] = NodeSpec(defaults.error_handler, self.state_schema,
-                                      is_error_handler=True)
-        for name, spec in specs.items():
-            regular = not spec.is_error_handler
-            specs[name] = spec._replace(
-                retry_policy=spec.retry_policy or defaults.retry_policy,
-                cache_policy=spec.cache_policy or (defaults.cache_policy if regular else None),
-                error_handler=spec.error_handler or (handler if regular else None),
-                timeout=spec.timeout or defaults.timeout)
-        return specs
-
-    def _inferred_input_schema(self, action: Callable) -> Any:
-        """A node (or conditional edge) annotated `def f(state: Sub)` reads only Sub's keys, as
-        in LangGraph."""
-        try:
-            fn = action if inspect.isfunction(action) or inspect.ismethod(action) else (
-                action.__call__)
-            first = next(iter(inspect.signature(fn).parameters))
-            hint = get_type_hints(fn).get(first)
-            return hint if isinstance(hint, type) and get_type_hints(hint) else None
-        except Exception:
-            return None
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
         """a -> b: b runs after a. [a, b] -> c: c runs once both a and b have run."""
@@ -312,7 +184,7 @@ class StateGraph:
     def add_conditional_edges(self, source: str, path: Callable,
                               path_map: dict[Any, str] | list[str] | None = None) -> StateGraph:
         """After `source`, run whatever path(state) returns (a name, a list, END or Sends)."""
-        name = getattr(path, "__name__", None) or "condition"
+        name = getattr(path, "name" if is_runnable(path) else "__name__", None) or "condition"
         if name == "<lambda>":
             name = "condition"
         branches = self.branches.setdefault(source, {})
@@ -322,7 +194,7 @@ class StateGraph:
             path_map = {p: p for p in path_map}
         elif path_map is None and (targets := literal_targets(path)):
             path_map = {t: t for t in targets}
-        input_schema = self._inferred_input_schema(path)
+        input_schema = inferred_input_schema(path)
         if input_schema is not None:
             self._add_schema(input_schema)
         branches[name] = BranchSpec(path, dict(path_map) if path_map is not None else None,
@@ -385,8 +257,11 @@ class StateGraph:
         interrupt_before, interrupt_after = interrupt_before or [], interrupt_after or []
         breakpoints = [names for names in (interrupt_before, interrupt_after) if names != "*"]
         self.validate([name for names in breakpoints for name in names])
-        checkpointer = self._allowlisted(checkpointer)  # checked by Pregel()
-        cache = self._allowlisted(check_cache(cache, "compile"))
+        # the saver's (and cache's) serializer may rebuild the schemas' types
+        schemas = {self.state_schema, self.input_schema, self.output_schema,
+                   *(spec.input_schema for spec in self.nodes.values())}
+        checkpointer = allowlisted(checkpointer, schemas)  # checked by Pregel()
+        cache = allowlisted(check_cache(cache, "compile"), schemas)
         # Pregel() tells each channel its name and adds TASKS, Send's Topic (named_channels)
         channels: dict[str, Channel] = {**self.channels, START: EphemeralValue(self.input_schema)}
         nodes = {START: Node(START, None, [START], START, frozenset(
@@ -433,6 +308,10 @@ class StateGraph:
             interrupt_after_nodes=interrupt_after, name=name or "LangGraph", cache=cache,
             stream_mode="updates", context_schema=self.context_schema, debug=debug)
 
+    def _handler_spec(self, handler: Callable, schema: Any) -> NodeSpec:
+        """An error handler is a node of its own, reading what the failed node read."""
+        return NodeSpec(handler, schema, is_error_handler=True)
+
     def _reads(self, schema: Any) -> tuple[list[str] | str, dict[str, ManagedValueSpec]]:
         """A schema's keys to read (a single-value state's one channel by name, read as the
         value) and its managed values to compute (managed.py)."""
@@ -441,15 +320,6 @@ class StateGraph:
             return ROOT, {}
         return ([k for k in keys if k not in self.managed],
                 {k: self.managed[k] for k in keys if k in self.managed})
-
-    def _allowlisted(self, checkpointer: Any) -> Any:
-        """Let the saver's (or cache's) serializer rebuild the schemas' types (strict msgpack)."""
-        if not hasattr(checkpointer, "with_allowlist"):
-            return checkpointer
-        schemas = {self.state_schema, self.input_schema, self.output_schema,
-                   *(spec.input_schema for spec in self.nodes.values())}
-        allow = set().union(*(collect_allowlist(schema) for schema in schemas))
-        return checkpointer.with_allowlist(allow) if allow else checkpointer
 
 
 class CompiledStateGraph(Pregel):

@@ -36,11 +36,13 @@ except ImportError as exc:
         'chat messages need langchain-core: pip install "lgcheckpoint[messages]"'
     ) from None
 
+from lgcheckpoint.config import get_config
 from lgcheckpoint.graph import StateGraph
-from lgcheckpoint.types import Command
+from lgcheckpoint.types import Command, current_task
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10
 
-__all__ = ["add_messages", "MessagesState", "MessageGraph", "REMOVE_ALL_MESSAGES", "Messages"]
+__all__ = ["add_messages", "MessagesState", "MessageGraph", "REMOVE_ALL_MESSAGES", "Messages",
+           "push_message"]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"  # RemoveMessage(id=REMOVE_ALL_MESSAGES) clears the list
 FORMATS = (None, "langchain-openai")
@@ -48,9 +50,7 @@ FORMATS = (None, "langchain-openai")
 Messages = list[MessageLikeRepresentation] | MessageLikeRepresentation  # what a node may write
 
 # what LangGraph names but we do not have yet, and why
-NOT_YET = {
-    "push_message": "it streams a message to stream_mode='messages', not implemented yet",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def add_messages(left: Messages | None = None, right: Messages | None = None, *,
@@ -130,6 +130,24 @@ add_messages.stamp_write = give_ids  # type: ignore[attr-defined]  # see pregel/
 # it here, once, where langchain is first used.
 if ToolOutputMixin not in Command.__mro__:
     Command.__bases__ = (*Command.__bases__, ToolOutputMixin)
+
+
+def push_message(message: MessageLikeRepresentation | BaseMessageChunk, *,
+                 state_key: str | None = "messages") -> AnyMessage:
+    """From a running node, stream a message to stream_mode="messages" now, and write it to
+    `state_key` (unless None) as if the node had returned it."""
+    task = current_task.get(None)
+    if task is None:
+        raise RuntimeError("push_message must be called from a running node")
+    message = convert_to_messages([message])[0]
+    if message.id is None:
+        raise ValueError("Message ID is required")
+    from lgcheckpoint.pregel.messages_stream import push  # only a node's call reaches here
+
+    push(message, get_config())
+    if state_key:
+        task.writes.append((state_key, message))
+    return message
 
 
 class MessagesState(TypedDict):

@@ -30,4 +30,4 @@ def test_no_metadata_key_when_nothing_is_left():
 
 
 def test_a_hidden_task_is_not_shown():
-    assert list(map_debug_tasks([task({"tags": ["langgraph:hidden"]})])) == []
+    assert list(map_debug_tasks([task({"tags": ["langsmith:hidden"]})])) == []

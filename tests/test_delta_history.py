@@ -60,9 +60,9 @@ def test_in_memory_walk_same_as_default():
 
 
 def test_sqlite_walk_same_as_default(tmp_path, monkeypatch):
-    from lgcheckpoint.checkpoint.sqlite import sql
+    from lgcheckpoint.checkpoint.sqlite import history
 
-    monkeypatch.setattr(sql.HistoryRead, "PAGE", 5)  # many pages: the walk resumes where it was
+    monkeypatch.setattr(history.HistoryRead, "PAGE", 5)  # many pages: the walk resumes where it was
     with SqliteSaver.from_conn_string(str(tmp_path / "t.db")) as saver:
         configs = thread_with_fork(saver)
         check_same_as_default(saver, configs)

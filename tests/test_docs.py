@@ -22,6 +22,7 @@ DOCS_PAGES = {
     "docs/tests.md": ["## Tests and benchmarks"],
     "docs/website.md": [],
     "docs/swap.md": [],
+    "docs/messages.md": [],
 }
 
 

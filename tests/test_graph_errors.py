@@ -272,9 +272,9 @@ def test_refused_update_saves_nothing():
 
 
 def test_a_node_that_is_not_callable_is_refused_at_add_node():
-    class Runnable:  # shaped like a langchain Runnable: invoke(), but not callable
+    class Runnable:  # shaped like a langchain Runnable: invoke(), but neither callable nor one
         def invoke(self, state):
             return {"n": 1}
 
-    with pytest.raises(TypeError, match=r"got a Runnable, which is not callable.*runnable\.invoke"):
+    with pytest.raises(TypeError, match=r"got a Runnable, which is not callable.*langchain Runn"):
         StateGraph(TypedDict("S", {"n": int})).add_node("a", Runnable())

@@ -180,11 +180,6 @@ def test_public_names_of_langgraphs_module_resolve_or_are_refused_by_name():
             assert hasattr(ours, name), name
 
 
-def test_push_message_is_refused_by_name():
-    with pytest.raises(ImportError, match="push_message is not implemented yet.*messages"):
-        from lgcheckpoint.messages import push_message  # noqa: F401
-
-
 # --- the optional extra ------------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from langgraph.types import Command, interrupt
 from lgcheckpoint import graph as our_graph
 from lgcheckpoint.checkpoint.base import empty_checkpoint, next_string_version
 from lgcheckpoint.checkpoint.id import uuid6
-from lgcheckpoint.checkpoint.sqlite import SqliteSaver, sql
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver, housekeeping, sql
 from lgcheckpoint.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgcheckpoint.errors import InvalidCheckpointError
 
@@ -544,7 +544,8 @@ def test_bad_input_writes_nothing(sqlite_path):
 def test_a_failed_transaction_leaves_nothing(sqlite_path):
     with SqliteSaver.from_conn_string(sqlite_path) as saver:
         put_chain(saver, "keep", n=3)
-        bad = [*sql.prune(["keep"], "keep_latest")[:2], sql.Query("SELECT * FROM no_such_table")]
+        bad = [*housekeeping.prune(["keep"], "keep_latest")[:2],
+               sql.Query("SELECT * FROM no_such_table")]
         with pytest.raises(RuntimeError, match="no such table"):
             saver._write(bad)
         assert count(sqlite_path) == 3

@@ -10,10 +10,9 @@ objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import random
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, NamedTuple, NotRequired, TypedDict, TypeVar
 
@@ -22,7 +21,13 @@ from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.serde.types import TASKS  # noqa: F401  (re-exported, Topic of Sends)
 from lgcheckpoint.checkpoint.errors import EmptyChannelError  # noqa: F401  (re-exported like LangGraph)
-from lgcheckpoint.checkpoint.errors import MissingConfigError, SyncCallOnEventLoopError
+from lgcheckpoint.checkpoint.errors import MissingConfigError
+# side trips: async twins, DeltaChannel's history, housekeeping (re-exported: savers import here)
+from lgcheckpoint.checkpoint.aio import AsyncTwins, InPlaceAsync, SyncOverAsync  # noqa: F401
+from lgcheckpoint.checkpoint.delta_history import (  # noqa: F401
+    DeltaChannelHistory, DeltaHistoryWalk, HistoryWalk)
+from lgcheckpoint.checkpoint.housekeeping import (  # noqa: F401
+    PRUNE_STRATEGIES, Housekeeping, id_list, prune_threads)
 
 # {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}, ...}
 RunnableConfig = dict[str, Any]
@@ -89,40 +94,6 @@ class PutWrites(NamedTuple):
     writes: Sequence[tuple[str, Any]]  # (channel, value) pairs
     task_id: str
     task_path: str = ""
-
-
-class DeltaChannelHistory(TypedDict, total=False):
-    """What a delta channel needs from a checkpoint's ancestors to rebuild its value."""
-
-    writes: list[PendingWrite]  # its writes after the seed, oldest first (the target's excluded)
-    seed: Any  # the nearest stored value (a DeltaSnapshot); absent: start from empty
-
-
-class HistoryWalk:
-    """get_delta_channel_history as a fold: a saver visits the target's ancestors, newest first,
-    until every channel found a stored value (its seed)."""
-
-    def __init__(self, channels: Sequence[str]) -> None:
-        self.channels, self.remaining = list(channels), set(channels)
-        self.writes: dict[str, list[PendingWrite]] = {c: [] for c in channels}
-        self.seeds: dict[str, Any] = {}
-
-    def visit(self, values: dict[str, Any], pending_writes: Sequence[PendingWrite] | None) -> None:
-        """One ancestor: its writes (in apply order) and its stored values."""
-        for write in reversed(pending_writes or ()):
-            if write[1] in self.remaining:
-                self.writes[write[1]].append(write)
-        for channel in [c for c in self.remaining if c in values]:
-            self.seeds[channel] = values[channel]
-            self.remaining.discard(channel)
-
-    def result(self) -> dict[str, DeltaChannelHistory]:
-        out: dict[str, DeltaChannelHistory] = {}
-        for channel in self.channels:
-            out[channel] = {"writes": self.writes[channel][::-1]}
-            if channel in self.seeds:
-                out[channel]["seed"] = self.seeds[channel]
-        return out
 
 
 def empty_checkpoint() -> Checkpoint:
@@ -212,24 +183,6 @@ def as_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Runnabl
         "thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
 
 
-PRUNE_STRATEGIES = ("keep_latest", "delete")
-
-
-def id_list(ids: Sequence[str], verb: str) -> list[str]:
-    """Ids as a list of text; a bare string (a list of one-letter ids) is a TypeError."""
-    if isinstance(ids, (str, bytes)):
-        raise TypeError(f"{verb}() takes a list of ids, not a single string: "
-                        f"use {verb}([{ids!r}])")
-    return [str(i) for i in ids]
-
-
-def prune_threads(thread_ids: Sequence[str], strategy: str) -> list[str]:
-    """prune's thread ids, after checking the strategy (a ValueError names the known ones)."""
-    if strategy not in PRUNE_STRATEGIES:
-        raise ValueError(f"unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}")
-    return id_list(thread_ids, "prune")
-
-
 def list_limit(limit: int | None) -> int | None:
     """list()'s limit, checked: a non-negative int (a bool is not one), or None for all rows."""
     if limit is not None and (type(limit) is bool or not isinstance(limit, int) or limit < 0):
@@ -266,11 +219,13 @@ def get_checkpoint_metadata(config: RunnableConfig,
     return merged
 
 
-class BaseCheckpointSaver(Generic[V]):
+class BaseCheckpointSaver(AsyncTwins, DeltaHistoryWalk, Housekeeping, Generic[V]):
     """The saver contract: get_tuple, list, put, put_writes, plus thread housekeeping.
 
-    Subclasses implement the sync verbs. The async twins here run them in a worker thread,
-    so every saver is usable from ``ainvoke``; savers with a native async driver override them.
+    Subclasses implement the sync verbs. Their async twins (checkpoint/aio.py) run them in a
+    worker thread, so every saver is usable from ``ainvoke``; savers with a native async driver
+    override them. DeltaChannel's history (checkpoint/delta_history.py) and housekeeping beyond
+    delete_thread (checkpoint/housekeeping.py) are side trips too.
     """
 
     serde: SerializerProtocol = JsonPlusSerializer()
@@ -331,115 +286,10 @@ class BaseCheckpointSaver(Generic[V]):
         self.put_writes(*task)
         return self.put(config, checkpoint, metadata, new_versions)
 
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
-                                  ) -> dict[str, DeltaChannelHistory]:
-        """For each channel: the nearest stored value among the ancestors of the checkpoint
-        ``config`` names (following parents, so a fork sees only its own branch), and the
-        writes after it. This default reads whole ancestors with get_tuple; savers override."""
-        walk = HistoryWalk(channels)
-        target = self.get_tuple(config) if channels else None
-        parent, seen = (target.parent_config if target else None), set()
-        while parent is not None and walk.remaining and (saved := self.get_tuple(parent)):
-            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
-                break
-            seen.add(saved.checkpoint["id"])
-            walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
-            parent = saved.parent_config
-        return walk.result()
-
     # --- housekeeping ----------------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
         """Forget a thread: all its checkpoints and writes, in every namespace."""
         raise NotImplementedError(f"{type(self).__name__} must implement delete_thread")
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints (and their writes) whose metadata run_id is in run_ids."""
-        raise NotImplementedError(f"{type(self).__name__} must implement delete_for_runs")
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of one thread to another thread id."""
-        raise NotImplementedError(f"{type(self).__name__} must implement copy_thread")
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Drop history: keep only each namespace's latest checkpoint, or delete everything."""
-        raise NotImplementedError(f"{type(self).__name__} must implement prune")
-
-    # --- async twins -------------------------------------------------------------------------
-    async def aget(self, config: RunnableConfig) -> Checkpoint | None:
-        saved = await self.aget_tuple(config)
-        return saved.checkpoint if saved else None
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def aget_delta_channel_history(self, *, config: RunnableConfig,
-                                         channels: Sequence[str]
-                                         ) -> dict[str, DeltaChannelHistory]:
-        walk = HistoryWalk(channels)
-        target = await self.aget_tuple(config) if channels else None
-        parent, seen = (target.parent_config if target else None), set()
-        while parent is not None and walk.remaining and (saved := await self.aget_tuple(parent)):
-            if saved.checkpoint["id"] in seen:  # a corrupt chain that cycles: stop
-                break
-            seen.add(saved.checkpoint["id"])
-            walk.visit(saved.checkpoint["channel_values"], saved.pending_writes)
-            parent = saved.parent_config
-        return walk.result()
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
-        for item in found:
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def aput_writes_and_checkpoint(
-        self,
-        task: PutWrites,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        await self.aput_writes(*task)
-        return await self.aput(config, checkpoint, metadata, new_versions)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
 
     # --- versions and types ------------------------------------------------------------------
     def get_next_version(self, current: V | None, channel: None = None) -> V:
@@ -470,109 +320,9 @@ class StringVersions:
         return next_string_version(current)
 
 
-class AsyncBySync(BaseCheckpointSaver):
-    """A BaseCheckpointSaver whose async verbs call the sync ones in place.
-
-    For a saver that never blocks (InMemorySaver): no worker thread, no await inside. Verbs it
-    does not define (get_delta_channel_history) are the base class's defaults.
-    """
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self.get_tuple(config)
-
-    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-                    before: RunnableConfig | None = None, limit: int | None = None,
-                    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aget_delta_channel_history(self, *, config: RunnableConfig,
-                                         channels: Sequence[str]
-                                         ) -> dict[str, DeltaChannelHistory]:
-        return self.get_delta_channel_history(config=config, channels=channels)
-
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
-
-
-class SyncOverAsync:
-    """Sync verbs for an async saver: each runs its async twin on the saver's event loop.
-
-    Mix in before BaseCheckpointSaver. Called from another thread they wait for the loop; called on
-    the loop's own thread they would deadlock, so that is refused with a clear error.
-    """
-
-    loop: asyncio.AbstractEventLoop  # set by the saver: the loop its connection lives on
-
-    def _wait(self, coro: Any) -> Any:
-        try:
-            on_loop = asyncio.get_running_loop() is self.loop
-        except RuntimeError:  # no loop running in this thread: fine
-            on_loop = False
-        if on_loop:
-            coro.close()
-            raise SyncCallOnEventLoopError(
-                f"{type(self).__name__}'s sync methods would block its own event loop: use the "
-                "async ones (await saver.aget_tuple(...), graph.ainvoke(...)) or call from "
-                "another thread")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._wait(self.aget_tuple(config))
-
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None, limit: int | None = None,
-             ) -> Iterator[CheckpointTuple]:
-        async def collect() -> list[CheckpointTuple]:
-            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
-        yield from self._wait(collect())
-
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
-        return self._wait(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
-                   task_path: str = "") -> None:
-        self._wait(self.aput_writes(config, writes, task_id, task_path))
-
-    def put_writes_and_checkpoint(self, task: PutWrites, config: RunnableConfig,
-                                  checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                                  new_versions: ChannelVersions) -> RunnableConfig:
-        return self._wait(
-            self.aput_writes_and_checkpoint(task, config, checkpoint, metadata, new_versions))
-
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
-                                  ) -> dict[str, DeltaChannelHistory]:
-        return self._wait(self.aget_delta_channel_history(config=config, channels=channels))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._wait(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._wait(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._wait(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._wait(self.aprune(thread_ids, strategy=strategy))
+class AsyncBySync(InPlaceAsync, BaseCheckpointSaver):
+    """A BaseCheckpointSaver whose async verbs call the sync ones in place (no worker thread),
+    for a saver that never blocks (InMemorySaver); verbs it does not define are the defaults."""
 
 
 def next_string_version(current: str | int | float | None) -> str:

@@ -30,20 +30,19 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
-    HistoryWalk,
+    PendingWrite,
     RunnableConfig,
     StringVersions,
     address,
     as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
-    id_list,
     list_limit,
     metadata_matches,
-    prune_threads,
     writes_address,
 )
+from lgcheckpoint.checkpoint.memory_history import InMemoryHistory
+from lgcheckpoint.checkpoint.memory_housekeeping import InMemoryHousekeeping
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol, Typed
 
 EMPTY: Typed = ("empty", b"")  # a channel that has a version but no value (e.g. cleared)
@@ -86,16 +85,12 @@ def apply_order(item: tuple[tuple[str, int], StoredWrite]) -> tuple[str, str, in
     return task_path, task_id, idx
 
 
-def pending_writes(stored: dict[tuple[str, int], StoredWrite], loads: Any,
-                   only: Collection[str] | None = None) -> list[tuple[str, str, Any]]:
-    """One checkpoint's saved writes, decoded, in the loop's apply order."""
-    return [(task_id, channel, loads(value))
-            for _, (task_id, channel, value, _path) in sorted(stored.items(), key=apply_order)
-            if only is None or channel in only]
+class InMemorySaver(AsyncBySync, InMemoryHistory, InMemoryHousekeeping, StringVersions,
+                    BaseCheckpointSaver[str]):
+    """A saver for tests and lessons: fast, inspectable, gone when the process ends.
 
-
-class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
-    """A saver for tests and lessons: fast, inspectable, gone when the process ends."""
+    DeltaChannel's history (memory_history.py) and housekeeping beyond delete_thread
+    (memory_housekeeping.py) are mixed in from side trips."""
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
@@ -238,34 +233,21 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         checkpoint = loads(stored_checkpoint)
         versions = checkpoint["channel_versions"]
         checkpoint["channel_values"] = self._load_blobs(thread_id, ns, versions)
-        writes = self.writes.get((thread_id, ns, checkpoint_id))
         return CheckpointTuple(
             config or as_config(thread_id, ns, checkpoint_id),
             checkpoint,
             metadata if metadata is not None else loads(stored_metadata),
             as_config(thread_id, ns, parent_id) if parent_id else None,
-            pending_writes(writes, loads) if writes else [],
+            self._pending_writes(thread_id, ns, checkpoint_id),
         )
 
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]
-                                  ) -> dict[str, DeltaChannelHistory]:
-        """Walk the parent ids in storage, decoding only the wanted channels' blobs and writes."""
-        thread_id, ns, checkpoint_id = address(config)
-        checkpoints = self.storage.get(thread_id, {}).get(ns) or Checkpoints()
-        walk, loads = HistoryWalk(channels), self.serde.loads_typed
-        target = checkpoints.get(checkpoint_id or checkpoints.latest)
-        _checkpoint, _metadata, parent_id = target if target and channels else (None, None, None)
-        seen = set()  # a corrupt chain may cycle
-        while parent_id and walk.remaining and parent_id not in seen and (
-                saved := checkpoints.get(parent_id)):
-            seen.add(parent_id)
-            stored_checkpoint, _metadata, grandparent_id = saved
-            versions = loads(stored_checkpoint)["channel_versions"]
-            values = self._load_blobs(thread_id, ns, versions, only=walk.remaining)
-            stored = self.writes.get((thread_id, ns, parent_id), {})
-            walk.visit(values, pending_writes(stored, loads, only=walk.remaining))
-            parent_id = grandparent_id
-        return walk.result()
+    def _pending_writes(self, thread_id: str, ns: str, checkpoint_id: str,
+                        only: Collection[str] | None = None) -> list[PendingWrite]:
+        """One checkpoint's saved writes, decoded, in the loop's apply order."""
+        stored, loads = self.writes.get((thread_id, ns, checkpoint_id), {}), self.serde.loads_typed
+        return [(task_id, channel, loads(value))
+                for _, (task_id, channel, value, _path) in sorted(stored.items(), key=apply_order)
+                if only is None or channel in only]
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions,
                     only: Collection[str] | None = None) -> dict[str, Any]:
@@ -290,90 +272,6 @@ class InMemorySaver(AsyncBySync, StringVersions, BaseCheckpointSaver[str]):
         for table in (self.writes, self.blobs):
             for key in [k for k in table if k[0] == thread_id]:
                 del table[key]
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints written by these runs (metadata run_id), with their writes."""
-        runs = set(id_list(run_ids, "delete_for_runs"))
-        if not runs:
-            return
-        with self._lock:
-            for thread_id, namespaces in list(self.storage.items()):
-                for ns, checkpoints in list(namespaces.items()):
-                    doomed = [cid for cid, saved in checkpoints.items()
-                              if self.serde.loads_typed(saved.metadata).get("run_id") in runs]
-                    self._drop(thread_id, ns, doomed)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every namespace's checkpoints, writes and blobs to another thread id (same ids)."""
-        with self._lock:
-            for ns, checkpoints in list(self.storage.get(source_thread_id, {}).items()):
-                target = self.storage[target_thread_id][ns]
-                for checkpoint_id, saved in checkpoints.items():
-                    metadata = self.serde.loads_typed(saved.metadata)
-                    if "thread_id" in metadata:  # the copy belongs to its new thread
-                        metadata["thread_id"] = target_thread_id
-                        saved = saved._replace(metadata=self.serde.dumps_typed(metadata))
-                    target[checkpoint_id] = saved
-                target.forget_latest()
-            for (thread_id, ns, checkpoint_id), writes in list(self.writes.items()):
-                if thread_id == source_thread_id:
-                    self.writes[(target_thread_id, ns, checkpoint_id)] = dict(writes)
-            for (thread_id, ns, channel, version), blob in list(self.blobs.items()):
-                if thread_id == source_thread_id:
-                    self.blobs[(target_thread_id, ns, channel, version)] = blob
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Drop history: "keep_latest" keeps each namespace's latest checkpoint (with its writes
-        and blobs; it loses its parent link), "delete" removes the threads entirely."""
-        thread_ids = prune_threads(thread_ids, strategy)
-        with self._lock:
-            for thread_id in thread_ids:
-                if strategy == "delete":
-                    self._delete_thread(thread_id)
-                    continue
-                finished_calls = self._finished_subgraph_calls(thread_id)
-                for ns, checkpoints in list(self.storage.get(thread_id, {}).items()):
-                    self._drop(thread_id, ns, [checkpoint_id for checkpoint_id in checkpoints
-                                               if ns in finished_calls
-                                               or checkpoint_id != checkpoints.latest])
-
-    def _finished_subgraph_calls(self, thread_id: str) -> set[str]:
-        """Namespaces of subgraph calls ("node:task_id") started from a root checkpoint that
-        keep_latest deletes: they go with it, as in LangGraph's PostgresSaver. A subgraph with
-        its own persistent namespace (no ":") keeps its latest checkpoint like the root."""
-        namespaces = self.storage.get(thread_id, {})
-        roots = namespaces.get("") or Checkpoints()
-        calls = set()
-        for ns, checkpoints in namespaces.items():
-            if ":" in ns:
-                head = checkpoints[checkpoints.latest]
-                root = self.serde.loads_typed(head.metadata).get("parents", {}).get("")
-                if root in roots and root != roots.latest:
-                    calls.add(ns)
-        return calls
-
-    def _drop(self, thread_id: str, ns: str, doomed: Sequence[str]) -> None:
-        """Remove checkpoints, their writes, and the blobs no surviving checkpoint still uses."""
-        if not doomed:
-            return
-        checkpoints = self.storage[thread_id][ns]
-        for checkpoint_id in doomed:
-            del checkpoints[checkpoint_id]
-            self.writes.pop((thread_id, ns, checkpoint_id), None)
-        checkpoints.forget_latest()
-        if not checkpoints:
-            del self.storage[thread_id][ns]
-            if not self.storage[thread_id]:
-                del self.storage[thread_id]
-        # a survivor whose parent is gone becomes a root, as LangGraph's Postgres prune does
-        used = set()
-        for checkpoint_id, saved in list(checkpoints.items()):
-            if saved.parent_id is not None and saved.parent_id not in checkpoints:
-                checkpoints[checkpoint_id] = saved._replace(parent_id=None)
-            versions = self.serde.loads_typed(saved.checkpoint)["channel_versions"]
-            used.update((thread_id, ns, channel, version) for channel, version in versions.items())
-        for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in used]:
-            del self.blobs[key]
 
 
 MemorySaver = InMemorySaver  # LangGraph's older name, kept so imports port unchanged

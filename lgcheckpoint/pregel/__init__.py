@@ -2,15 +2,17 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
+Mixed in from side trips: the async twins (aio.py: ainvoke, astream, aget_state, ...),
+clear_cache (caching.py), and a graph's questions about itself (introspect.py).
 Next: checkpoint/base.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing, closing
+from contextlib import closing
 from functools import partial
-from typing import Any, AsyncIterator, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 from lgcheckpoint.cache.base import BaseCache
 from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -19,31 +21,35 @@ from lgcheckpoint.constants import (
     SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
 )
 from lgcheckpoint.errors import GraphDrained, GraphRecursionError, refuse_unimplemented
-from lgcheckpoint.guard import aguarded, guarded
-from lgcheckpoint.pregel import caching, delta, draw, introspect, live, state, update
+from lgcheckpoint.guard import guarded
+from lgcheckpoint.pregel import caching, delta, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
+from lgcheckpoint.pregel.aio import AsyncTwins
+from lgcheckpoint.pregel.caching import CacheClearing
 from lgcheckpoint.pregel.detect import CompiledGraph
-from lgcheckpoint.pregel.draw import Graph
+from lgcheckpoint.pregel.introspect import Introspection
 from lgcheckpoint.pregel.loop import PregelLoop
-from lgcheckpoint.pregel.calls import AsyncCalls, SyncCalls
+from lgcheckpoint.pregel.calls import SyncCalls
 from lgcheckpoint.pregel.builder import (
     ChannelWriteEntry, NodeBuilder, PregelNode, compile_nodes, named_channels,
 )
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.runner import task_config
-from lgcheckpoint.pregel.saves import AsyncSaveQueue, SaveQueue, SyncSaveQueue
-from lgcheckpoint.pregel.state import moved_past, without_id
+from lgcheckpoint.pregel.saves import SaveQueue, SyncSaveQueue
 from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
 from lgcheckpoint.pregel.subgraphs import (
-    aload_before, is_own_run, load_before, locate_run, replay_bound, resolve_saver,
+    is_own_run, load_before, locate_run, replay_bound, resolve_saver,
 )
 from lgcheckpoint.runtime import RunControl, run_runtime
 from lgcheckpoint.types import (
-    All, CachePolicy, GraphOutput, RetryPolicy, StateSnapshot, StateUpdate, current_task,
+    All, CachePolicy, RetryPolicy, StateSnapshot, StateUpdate, current_task,
 )
-from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option, warn_deprecated
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option
 
-STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom")
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
+# configurable keys a run's metadata repeats, so its nodes (and chat models) see them there
+PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
+              "graph_id")
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
 
 
@@ -81,7 +87,7 @@ class Run(NamedTuple):
                 yield (mode, payload) if many else payload
 
 
-class Pregel(CompiledGraph):
+class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -143,18 +149,10 @@ class Pregel(CompiledGraph):
                version: str = "v1", **kwargs: Any) -> Any:
         """Run to completion (or to an interrupt) and return the final state (version="v2":
         a GraphOutput of the output and the interrupts)."""
-        modes = invoke_modes(version, stream_mode)
+        modes = out.invoke_modes(version, stream_mode)
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, version=version, **kwargs))
-        return collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
-
-    async def ainvoke(self, input: Any, config: dict | None = None, *,
-                      stream_mode: str = "values", version: str = "v1", **kwargs: Any) -> Any:
-        modes = invoke_modes(version, stream_mode)
-        kwargs.setdefault("output_keys", self.output_channels)
-        chunks = [c async for c in self.astream(input, config, stream_mode=modes, version=version,
-                                                **kwargs)]
-        return collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
+        return out.collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
 
     def typed_output(self, values: Any) -> Any:
         """version="v2"'s values: the output as read (a StateGraph builds its type)."""
@@ -205,47 +203,6 @@ class Pregel(CompiledGraph):
         yield from run.drain()
         self._raise_outcome(loop, run, error, suppressed)
 
-    @partial(aguarded, restore=state.restore)
-    async def astream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
-                      interrupt_before: Any = None, interrupt_after: Any = None,
-                      durability: str | None = None, subgraphs: bool = False,
-                      output_keys: Any = None, context: Any = None,
-                      control: RunControl | None = None, version: str = "v1",
-                      **options: Any) -> AsyncIterator[Any]:
-        """Async twin of stream: same loop, asyncio runner, async saver verbs."""
-        run = self._prepare("astream", config, stream_mode, subgraphs, durability,
-                            interrupt_before, interrupt_after, output_keys, context, control,
-                            version, options)
-        saves, _own = self._saves(run, AsyncSaveQueue)  # nothing to shut down: flush is close
-        loop = self._loop(input, run, saves, *await self._aload(run))
-        calls = AsyncCalls(loop, self)
-        error: BaseException | None = None
-        try:
-            for tasks in loop.run():
-                for chunk in run.drain():
-                    yield chunk
-                if self.cache is not None and (keys := caching.wanted(tasks)):
-                    tasks = loop.apply_cached(tasks, keys, await self.cache.aget(tuple(keys)))
-                async with aclosing(live.astep(self, run, partial(calls.step, tasks),
-                                               tasks)) as step:
-                    async for _ in step:
-                        for chunk in run.drain():
-                            yield chunk
-                for chunk in run.drain():
-                    yield chunk
-                await saves.end_of_step()
-        except GeneratorExit:
-            self._finish(loop, None)
-            await saves.flush()
-            raise
-        except BaseException as exc:
-            error = exc
-        suppressed = self._finish(loop, error)
-        await saves.flush()
-        for chunk in run.drain():
-            yield chunk
-        self._raise_outcome(loop, run, error, suppressed)
-
     def _prepare(self, method: str, config: dict | None, stream_mode: Any, subgraphs: bool,
                  durability: str | None, interrupt_before: Any, interrupt_after: Any,
                  output_keys: Any, context: Any, control: RunControl | None, version: str,
@@ -254,7 +211,7 @@ class Pregel(CompiledGraph):
         printed = print_modes(self, options.pop("debug", None), options.pop("print_mode", ()))
         durability = durability_option(options, durability)
         refuse_unimplemented(method, options)  # what is left: options we do not implement
-        check_version(version)
+        out.check_version(version)
         if control is not None and not isinstance(control, RunControl):
             raise TypeError(f"control must be a RunControl, got {type(control).__name__}")
         stream_mode = self.stream_mode if stream_mode is None else stream_mode
@@ -308,18 +265,6 @@ class Pregel(CompiledGraph):
         saved = delta.resolve(run.saver, self.channels, run.saver.get_tuple(run.config))
         return saved, saved is not None and state.superseded(run.saver, run.config, saved)
 
-    async def _aload(self, run: Run) -> tuple[CheckpointTuple | None, bool]:
-        if run.saver is None:
-            return None, False
-        if bound := replay_bound(run.config[CONF]):
-            saved = await aload_before(run.saver, run.config, bound)
-            return await delta.aresolve(run.saver, self.channels, saved), False
-        saved = await delta.aresolve(
-            run.saver, self.channels, await run.saver.aget_tuple(run.config))
-        if saved is None or not run.config[CONF].get("checkpoint_id"):
-            return saved, False
-        return saved, moved_past(saved, await run.saver.aget_tuple(without_id(run.config)))
-
     def _loop(self, input: Any, run: Run, saves: SaveQueue, saved: CheckpointTuple | None,
               superseded: bool) -> PregelLoop:
         conf = run.config[CONF]
@@ -348,6 +293,11 @@ class Pregel(CompiledGraph):
             conf[WRITER] = lambda value: emit(loop.namespace, "custom", value)
         loop = PregelLoop(self, input, run, saved=saved, saves=saves, emit=emit, modes=modes,
                           superseded=superseded)
+        if "messages" in run.modes:  # chat model tokens: a callback handler (messages_stream.py)
+            from lgcheckpoint.pregel import messages_stream
+
+            messages_stream.listen(run.config, lambda ns, chunk: to_caller(ns, "messages", chunk),
+                                   run.subgraphs, loop.namespace)
         return loop
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
@@ -399,95 +349,6 @@ class Pregel(CompiledGraph):
         """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
         return update.bulk_update_state(self, config, supersteps)
 
-    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
-        return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
-
-    async def aget_state_history(self, config: dict, **kwargs: Any) -> AsyncIterator[StateSnapshot]:
-        for snap in await asyncio.to_thread(lambda: list(self.get_state_history(config, **kwargs))):
-            yield snap
-
-    async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None,
-                            task_id: str | None = None) -> dict:
-        return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
-
-    async def abulk_update_state(self, config: dict, supersteps: Any) -> dict:
-        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
-
-    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
-        """Forget the cached writes of these nodes (default: every node)."""
-        self._cache_for_clearing().clear(self._cache_namespaces(nodes))
-
-    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
-        await self._cache_for_clearing().aclear(self._cache_namespaces(nodes))
-
-    def _cache_for_clearing(self) -> BaseCache:
-        if self.cache is None:
-            raise ValueError("No cache is set for this graph. Cannot clear cache: "
-                             "compile(cache=InMemoryCache()) first")
-        return self.cache
-
-    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
-        return [caching.namespace(self.nodes[n]) for n in nodes or self.nodes if n in self.nodes]
-
-    # --- inspecting and drawing --------------------------------------------------------------
-    def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
-        """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
-        return draw.get_graph(self, config, xray=xray)
-
-    @property
-    def input_schema(self) -> Any:
-        """A low-level graph's input as a pydantic model (a StateGraph's: builder.input_schema)."""
-        return introspect.channels_model(self, self.input_channels, "Input")
-
-    @property
-    def output_schema(self) -> Any:
-        return introspect.channels_model(self, self.output_channels, "Output")
-
-    def get_input_jsonschema(self, config: dict | None = None) -> dict:
-        return introspect.input_jsonschema(self)
-
-    def get_output_jsonschema(self, config: dict | None = None) -> dict:
-        return introspect.output_jsonschema(self)
-
-    def get_context_jsonschema(self) -> dict | None:
-        return introspect.context_jsonschema(self)
-
-    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
-        """Deprecated (LangGraph 1.0): a pydantic model, the context schema as "configurable"."""
-        warn_deprecated("`config_schema` is deprecated. Use `get_context_jsonschema` for the "
-                        "relevant schema instead.", LangGraphDeprecatedSinceV10)
-        refuse_unimplemented("config_schema", {"include": include})
-        return introspect.config_model(self)
-
-    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict:
-        """Deprecated (LangGraph 1.0): config_schema() as JSON Schema."""
-        warn_deprecated("`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` "
-                        "instead.", LangGraphDeprecatedSinceV10)
-        refuse_unimplemented("get_config_jsonschema", {"include": include})
-        return introspect.config_model(self).model_json_schema()
-
-    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
-                      ) -> Iterator[tuple[str, Pregel]]:
-        """(namespace, graph) for each node that runs a graph (introspect.py)."""
-        return introspect.subgraphs(self, namespace, recurse)
-
-    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
-                             ) -> AsyncIterator[tuple[str, Pregel]]:
-        for found in introspect.subgraphs(self, namespace, recurse):
-            yield found
-
-    def copy(self, update: dict | None = None) -> Pregel:
-        return introspect.copy(self, update)
-
-    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
-        return introspect.with_config(self, config, **kwargs)
-
-    def batch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
-        return introspect.batch(self, inputs, config, **kwargs)
-
-    async def abatch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
-        return await introspect.abatch(self, inputs, config, **kwargs)
-
 
 def run_config(config: dict | None) -> dict:
     """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
@@ -512,6 +373,9 @@ def run_config(config: dict | None) -> dict:
     if config["recursion_limit"] < 1:
         raise ValueError("recursion_limit must be at least 1")
     config["metadata"] = {**config.get("metadata", {})}
+    for key in PROPAGATED:  # as in LangGraph, the run's metadata repeats these (as given)
+        if conf.get(key) and key not in config["metadata"]:
+            config["metadata"][key] = conf[key]
     if conf.get("checkpoint_ns") and TASK_ID not in conf:
         # a root run always runs the root graph, even given a subgraph's config
         conf.update(checkpoint_ns="", checkpoint_id=None)
@@ -522,11 +386,6 @@ def stream_modes(stream_mode: Any) -> list[str]:
     """The modes asked for, as a list; refuses modes we do not stream."""
     modes = list(stream_mode) if isinstance(stream_mode, (list, tuple)) else [
         stream_mode or "updates"]
-    if "messages" in modes:
-        raise ValueError(
-            "lgcheckpoint does not implement stream_mode='messages' (LLM tokens from LangChain "
-            "chat models, which it does not run); stream your own chunks with "
-            "stream_mode='custom' and get_stream_writer()")
     if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
         raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
     return modes
@@ -561,41 +420,3 @@ def subgraph_config(task: Task) -> dict:
     child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
     child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
     return {**task.config, CONF: child}
-
-
-def check_version(version: str) -> None:
-    if version not in ("v1", "v2"):
-        raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
-
-
-def invoke_modes(version: str, stream_mode: Any) -> Any:
-    """The modes invoke streams: v1's "values" also needs "updates", where interrupts arrive
-    (v2's values parts carry them)."""
-    check_version(version)
-    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
-
-
-def collect_output(chunks: list, stream_mode: Any, version: str, subgraphs: bool) -> Any:
-    """invoke's result: the last values chunk, plus any interrupts raised on the way; with
-    version "v2", a GraphOutput of the (typed) output and the interrupts, kept apart."""
-    if stream_mode != "values":
-        return chunks
-    if version == "v2":
-        latest, interrupts = None, []
-        for part in chunks:
-            latest = part["data"]
-            interrupts.extend(part["interrupts"])
-        return GraphOutput(latest, tuple(interrupts))
-    latest, interrupts = None, []
-    for chunk in chunks:
-        mode, payload = chunk[-2], chunk[-1]
-        if subgraphs and chunk[0]:
-            continue
-        if mode == "updates" and isinstance(payload, dict) and (
-                found := payload.get("__interrupt__")) is not None:
-            interrupts.extend(found)
-        elif mode == "values":
-            latest = payload
-    if interrupts:
-        return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
-    return latest

@@ -17,11 +17,11 @@ by input alone, across threads and runs, until its ttl ends or clear_cache(). Ne
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from xxhash import xxh3_128_hexdigest
 
-from lgcheckpoint.cache.base import FullKey, Namespace
+from lgcheckpoint.cache.base import BaseCache, FullKey, Namespace
 from lgcheckpoint.constants import ERROR, INTERRUPT, PUSH
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import Node
@@ -97,3 +97,23 @@ def finished_entry(task: Task, writes: list) -> dict[FullKey, tuple[deque, int |
     if key is None or any(chan in (ERROR, INTERRUPT) for chan, _ in writes):
         return {}
     return {(key.ns, key.key): (deque(task.writes), key.ttl)}
+
+
+class CacheClearing:
+    """Pregel's clear_cache and aclear_cache (mixed in): drop the cached writes of some nodes."""
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of these nodes (default: every node)."""
+        self._cache_for_clearing().clear(self._cache_namespaces(nodes))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        await self._cache_for_clearing().aclear(self._cache_namespaces(nodes))
+
+    def _cache_for_clearing(self) -> BaseCache:
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache: "
+                             "compile(cache=InMemoryCache()) first")
+        return self.cache
+
+    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
+        return [namespace(self.nodes[n]) for n in nodes or self.nodes if n in self.nodes]

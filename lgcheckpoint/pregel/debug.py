@@ -3,7 +3,7 @@
 Besides its id, name, input and triggers, a task event carries what the caller said about the
 run: the config's metadata without the keys the runtime sets itself (thread_id,
 langgraph_step, ...), and its tags without the ``seq:step:N`` bookkeeping tags, both under
-"metadata" and only when something is left. A task tagged ``langgraph:hidden`` is not shown.
+"metadata" and only when something is left. A task tagged ``langsmith:hidden`` is not shown.
 Same module and function name as LangGraph (``langgraph.pregel.debug``). Next: pregel/live.py.
 """
 
@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-HIDDEN_TAG = "langgraph:hidden"
+from lgcheckpoint.constants import TAG_HIDDEN
+
+HIDDEN_TAG = TAG_HIDDEN  # LangGraph's "langsmith:hidden"
 # where a task runs is already in its own fields and namespace; not repeated as metadata
 RUNTIME_METADATA_KEYS = frozenset({
     "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",

@@ -7,9 +7,8 @@ since k's last one; k snapshots when ``updates`` reaches its ``snapshot_frequenc
 ``supersteps`` reaches MAX_SUPERSTEPS, or when it is *forced*: an Overwrite, or writes stored on
 the starting checkpoint that belong to another branch (a fork must never replay them).
 Loading asks ``saver.get_delta_channel_history`` for the nearest stored value (the seed) and the
-writes after it, and replays them through the reducer. The savers' side is
-checkpoint/base.py (get_delta_channel_history) and its fast versions.
-End of the side trip from pregel/loop.py.
+writes after it, and replays them through the reducer. The savers' side comes next:
+``get_delta_channel_history``, by default and fast. Next: checkpoint/delta_history.py.
 """
 
 from __future__ import annotations

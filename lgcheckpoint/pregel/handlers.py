@@ -2,7 +2,7 @@
 
 ``add_node("n", fn, error_handler=h)`` adds the node ``__error_handler__n``;
 ``set_node_defaults(error_handler=h)`` adds ``__default_error_handler__`` for every node without
-one (graph.py). The cases, as in LangGraph 1.2:
+one (node_defaults.py). The cases, as in LangGraph 1.2:
 
 - n raises and its RetryPolicy gives up: n's task saves ``(ERROR, exc)`` and
   ``(ERROR_SOURCE_NODE, "n")``, and the handler runs at once, in the same step, on n's input
@@ -14,7 +14,7 @@ one (graph.py). The cases, as in LangGraph 1.2:
 - A run stopped after n failed (a crash, or the handler's own error) resumes by running the
   handler again with the saved error; n does not run again.
 
-End of the side trip from pregel/runner.py.
+Next: node_defaults.py (one policy for every node).
 """
 
 from __future__ import annotations

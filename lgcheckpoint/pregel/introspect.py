@@ -1,7 +1,8 @@
 """Asking a compiled graph about itself: its schemas as JSON Schema, its subgraphs; copies of it.
 
-Pregel's get_input_jsonschema, get_subgraphs, with_config, copy and batch delegate here, with
-LangGraph's semantics. JSON Schema comes from pydantic (as in LangGraph), imported only when asked.
+Pregel inherits ``Introspection`` (get_graph, get_input_jsonschema, get_subgraphs, with_config,
+copy, batch), whose methods call the functions here, with LangGraph's semantics. JSON Schema
+comes from pydantic (as in LangGraph), imported only when asked.
 Next: pregel/draw.py.
 """
 
@@ -10,12 +11,17 @@ from __future__ import annotations
 import asyncio
 import copy as copying
 import dataclasses
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Iterator, Sequence, get_args
+from typing import get_origin
 
 from lgcheckpoint.constants import CONF, NS_SEP, ROOT
+from lgcheckpoint.errors import refuse_unimplemented
+from lgcheckpoint.pregel import draw
+from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
+    from lgcheckpoint.pregel.draw import Graph
 
 
 def pydantic() -> Any:
@@ -179,3 +185,65 @@ async def abatch(graph: Pregel, inputs: list, config: Any = None, *,
     runs = [graph.ainvoke(value, cfg, **kwargs)
             for value, cfg in zip(inputs, configs_for(inputs, config))]
     return list(await asyncio.gather(*runs, return_exceptions=return_exceptions))
+
+
+class Introspection:
+    """Pregel's methods about itself: get_graph, schemas, subgraphs, copies, batch (mixed in)."""
+
+    def get_graph(self, config: dict | None = None, *, xray: bool | int = False) -> Graph:
+        """Nodes and edges, for drawing (draw.py); xray draws subgraphs inside their node."""
+        return draw.get_graph(self, config, xray=xray)
+
+    @property
+    def input_schema(self) -> Any:
+        """A low-level graph's input as a pydantic model (a StateGraph's: builder.input_schema)."""
+        return channels_model(self, self.input_channels, "Input")
+
+    @property
+    def output_schema(self) -> Any:
+        return channels_model(self, self.output_channels, "Output")
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict:
+        return input_jsonschema(self)
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict:
+        return output_jsonschema(self)
+
+    def get_context_jsonschema(self) -> dict | None:
+        return context_jsonschema(self)
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated (LangGraph 1.0): a pydantic model, the context schema as "configurable"."""
+        warn_deprecated("`config_schema` is deprecated. Use `get_context_jsonschema` for the "
+                        "relevant schema instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("config_schema", {"include": include})
+        return config_model(self)
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict:
+        """Deprecated (LangGraph 1.0): config_schema() as JSON Schema."""
+        warn_deprecated("`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` "
+                        "instead.", LangGraphDeprecatedSinceV10)
+        refuse_unimplemented("get_config_jsonschema", {"include": include})
+        return config_model(self).model_json_schema()
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                      ) -> Iterator[tuple[str, Pregel]]:
+        """(namespace, graph) for each node that runs a graph (py)."""
+        return subgraphs(self, namespace, recurse)
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                             ) -> AsyncIterator[tuple[str, Pregel]]:
+        for found in subgraphs(self, namespace, recurse):
+            yield found
+
+    def copy(self, update: dict | None = None) -> Pregel:
+        return copy(self, update)
+
+    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
+        return with_config(self, config, **kwargs)
+
+    def batch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return batch(self, inputs, config, **kwargs)
+
+    async def abatch(self, inputs: list, config: Any = None, **kwargs: Any) -> list:
+        return await abatch(self, inputs, config, **kwargs)

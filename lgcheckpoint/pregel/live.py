@@ -2,11 +2,11 @@
 
 A step's chunks (a task's updates, a custom chunk a node writes) go into the run's Chunks; each
 append wakes the caller. LangGraph runs a lone task inline (its chunks come when it ends) unless
-the caller can see chunks from inside a task: custom mode, subgraphs=True, or an
+the caller can see chunks from inside a task: custom or messages mode, subgraphs=True, or an
 entrypoint (stream_eager). Several tasks, or a step_timeout, always run beside the caller, so a
 fast task's updates arrive while its slow sibling still runs. Closing the stream lets a sync step
 finish (nothing stops a thread) and cancels an async one.
-End of the side trip from pregel/__init__.py.
+Next: pregel/messages_stream.py (chunks from inside a chat model a node calls).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Chunks(deque):
 
 def runs_beside(graph: Pregel, run: Run, tasks: list[Task]) -> bool:
     """Whether the caller should get chunks before the step ends (LangGraph's rule)."""
-    eager = graph.stream_eager or run.subgraphs or "custom" in run.modes  # ("messages" is refused)
+    eager = graph.stream_eager or run.subgraphs or "custom" in run.modes or "messages" in run.modes
     return eager or len(tasks) > 1 or graph.step_timeout is not None
 
 

@@ -43,15 +43,14 @@ def task_config(task: Task) -> dict:
     """The config a node sees: the run's config plus where this task runs."""
     conf = task.config["configurable"]
     ns = conf.get("checkpoint_ns", "")
-    return {**task.config, "metadata": {
-        **task.config.get("metadata", {}), "thread_id": conf.get("thread_id"),
-        "langgraph_step": conf.get(STEP), "langgraph_node": task.name,
-        "langgraph_triggers": task.triggers, "langgraph_path": task.path[:3],
-        "langgraph_checkpoint_ns": task.ns},
-        "configurable": {**conf, "checkpoint_ns": task.ns, "checkpoint_id": None,
-                         "checkpoint_map": {**conf.get("checkpoint_map", {}),
-                                            ns: conf.get(CHECKPOINT_ID)},
-                         TASK_ID: task.id}}
+    metadata = {**task.config.get("metadata", {}), "langgraph_step": conf.get(STEP),
+                "langgraph_node": task.name, "langgraph_triggers": task.triggers,
+                "langgraph_path": task.path, "langgraph_checkpoint_ns": task.ns}
+    return {**task.config, "metadata": metadata,
+            "configurable": {**conf, "checkpoint_ns": task.ns, "checkpoint_id": None,
+                             "checkpoint_map": {**conf.get("checkpoint_map", {}),
+                                                ns: conf.get(CHECKPOINT_ID)},
+                             TASK_ID: task.id}}
 
 
 def call_user(task: Task, fn: Callable, value: Any, injects: tuple[str, ...] = ()) -> Any:
@@ -68,6 +67,16 @@ def injected(task: Task, name: str) -> Any:
     runtime = task_runtime(task)
     return runtime if name == "runtime" else getattr(
         runtime, "stream_writer" if name == "writer" else name)
+
+
+def watched(task: Task, call: Callable[[Task], Any]) -> Any:
+    """call(task), in view of the run's langchain callbacks if it has any: then a chat model
+    the node calls streams its tokens (stream_mode="messages", pregel/messages_stream.py)."""
+    if not task.config.get("callbacks"):
+        return call(task)
+    from lgcheckpoint.pregel import messages_stream  # langchain-core: only for such runs
+
+    return messages_stream.watch(task, call, task_config(task))
 
 
 def call_node(task: Task) -> Any:
@@ -94,18 +103,19 @@ async def acall_node(task: Task) -> Any:
         return await node.subgraph.ainvoke(task.input)
     if node.is_async:
         return await call_user(task, node.func, task.input, node.injects)
-    if (twin := async_twin(node.func)) is not None:
+    if (twin := async_twin(node.func)) is not None:  # ToolNode, a langchain Runnable's ainvoke
         return await call_user(task, twin, task.input, node.injects)
     # a sync node (or START) runs in a worker thread, keeping the task context
     return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
 
 
-def collect_writes(task: Task, result: Any, graph: Pregel) -> list:
+def collect_writes(task: Task, result: Any, graph: Pregel, is_async: bool = False) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, b.path, branch_state(b, task, result), b.injects))
+    return [(b, call_user(task, is_async and async_twin(b.path) or b.path,
+                          branch_state(b, task, result), b.injects))
             for b in task.node.branches]
 
 
@@ -201,7 +211,7 @@ def run_task(task: Task, graph: Pregel) -> None:
         token = current_task.set(task)
         try:
             try:
-                routes = collect_writes(task, call_node(task), graph)
+                routes = collect_writes(task, watched(task, call_node), graph)
             except ParentCommand as exc:  # a Command(graph=PARENT), from this node or a subgraph
                 routes = collect_writes(task, command_for(task, exc), graph)
             return add_branch_writes(task, routes, graph)
@@ -234,9 +244,9 @@ async def arun_task(task: Task, graph: Pregel) -> None:
 async def aattempt(task: Task, graph: Pregel) -> None:
     """One try of a task: the node, then its conditional edges, all into task.writes."""
     try:
-        routes = collect_writes(task, await acall_node(task), graph)
+        routes = collect_writes(task, await watched(task, acall_node), graph, is_async=True)
     except ParentCommand as exc:
-        routes = collect_writes(task, command_for(task, exc), graph)
+        routes = collect_writes(task, command_for(task, exc), graph, is_async=True)
     routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
     add_branch_writes(task, routes, graph)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
 from lgcheckpoint.pregel.algo import Task, key_list
 from lgcheckpoint.pregel.debug import task_event
-from lgcheckpoint.types import PregelTask
+from lgcheckpoint.types import GraphOutput, PregelTask
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
@@ -172,3 +172,41 @@ def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
         if isinstance((inner or {}).get("values"), dict) and START not in inner.get("next", ()):
             inner["values"] = graph.typed_state(inner["values"])
     return {"type": mode, "ns": ns, "data": payload}
+
+
+def check_version(version: str) -> None:
+    if version not in ("v1", "v2"):
+        raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
+
+
+def invoke_modes(version: str, stream_mode: Any) -> Any:
+    """The modes invoke streams: v1's "values" also needs "updates", where interrupts arrive
+    (v2's values parts carry them)."""
+    check_version(version)
+    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
+def collect_output(chunks: list, stream_mode: Any, version: str, subgraphs: bool) -> Any:
+    """invoke's result: the last values chunk, plus any interrupts raised on the way; with
+    version "v2", a GraphOutput of the (typed) output and the interrupts, kept apart."""
+    if stream_mode != "values":
+        return chunks
+    if version == "v2":
+        latest, interrupts = None, []
+        for part in chunks:
+            latest = part["data"]
+            interrupts.extend(part["interrupts"])
+        return GraphOutput(latest, tuple(interrupts))
+    latest, interrupts = None, []
+    for chunk in chunks:
+        mode, payload = chunk[-2], chunk[-1]
+        if subgraphs and chunk[0]:
+            continue
+        if mode == "updates" and isinstance(payload, dict) and (
+                found := payload.get("__interrupt__")) is not None:
+            interrupts.extend(found)
+        elif mode == "values":
+            latest = payload
+    if interrupts:
+        return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
+    return latest

@@ -9,6 +9,7 @@ In a notebook, after ``graph.invoke(inputs, config)`` on a graph compiled with a
     HITLPanel(graph, config).widget()          # answer pending interrupts
     Studio(graph, config).widget()             # drive it live: step, break, fork, answer
     StorageView(saver, config)                 # the rows as the saver stored them
+    Conversation(graph, config)                # chat messages as a conversation (conversation.py)
 
 A saver works in place of the graph (``LineageGraph(saver, config)``), also one that LangGraph
 wrote.
@@ -23,6 +24,7 @@ picture uses.
 """
 
 from lgcheckpoint.viz import palette
+from lgcheckpoint.viz.conversation import Conversation
 from lgcheckpoint.viz.history import History, Step, aload_history, load_history
 from lgcheckpoint.viz.hitl import HITLPanel
 from lgcheckpoint.viz.lineage import LineageGraph
@@ -35,6 +37,7 @@ from lgcheckpoint.viz.versions import ChannelVersionTable, VersionsSeenMatrix
 
 __all__ = [
     "ChannelVersionTable",
+    "Conversation",
     "GraphDrawing",
     "GraphvizNotFound",
     "HITLPanel",

@@ -211,6 +211,7 @@ class LineageGraph(DotView):
         """Clickable SVG plus the selected checkpoint's details."""
         import ipywidgets as w
 
+        from lgcheckpoint.viz.conversation import step_html
         from lgcheckpoint.viz.widgets import SvgView, viewer_box
 
         view = SvgView(svg=self.html())
@@ -221,7 +222,9 @@ class LineageGraph(DotView):
             if view.selected:
                 self.selected = view.selected
                 view.svg = self.html()
-            details.value = "<pre>" + html.escape(self.details(self.selected)) + "</pre>"
+            details.value = "<pre>" + html.escape(self.details(self.selected)) + "</pre>" \
+                + step_html(self.step(self.selected) if self.selected else self.history.head,
+                            self.history)  # its messages as a conversation
 
         def reload():  # new checkpoints: redraw and show the new head
             self.refresh()

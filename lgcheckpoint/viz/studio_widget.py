@@ -25,6 +25,7 @@ import ipywidgets as w
 import traitlets
 
 from lgcheckpoint.viz.answers import Refused, parse_answer
+from lgcheckpoint.viz.conversation import step_html
 from lgcheckpoint.viz.history import channel_group, short
 from lgcheckpoint.viz.widgets import SvgView, viewer_box
 
@@ -170,8 +171,8 @@ class StudioUI:
                                                                             height="70px"))
         self.fork_as = w.Dropdown(description="as_node", options=[("(the last writer)", "")]
                                   + [(n, n) for n in s.nodes])
-        self.fork_button = w.Button(description="fork here", icon="code-branch",
-                                    button_style="warning")
+        # plain style: ipywidgets' "warning" orange puts white text at contrast 2.7
+        self.fork_button = w.Button(description="fork here", icon="code-branch")
         self.fork_button.add_class("lgc-fork")
         self.fork_values.add_class("lgc-fork-values")
         self.fork_as.add_class("lgc-fork-as")
@@ -313,7 +314,8 @@ class StudioUI:
             self.pick.value = shown.key
         self.lineage.svg = s.svg("lineage", self.lineage_page)
         self.topology.svg = s.svg("topology")
-        self.frame.value = f"<pre>{html.escape(s.frame_text())}</pre>"
+        self.frame.value = f"<pre>{html.escape(s.frame_text())}</pre>" \
+            + step_html(shown, s.history)  # its messages as a conversation
         self.seen.value = s.versions_html()
         self.table.value = s.table_html(self.lineage_page)
         if self.form_for != (shown and shown.checkpoint_id):  # keep an edit until another pick

@@ -134,6 +134,8 @@ print(StorageView(graph, config))
 # * 13 write your own saver · 14 an agent that waits for a human · 15 the studio
 # * 16 two humans · 17 the functional API · 18 the delta channel · 19 managed values
 # * 20 node caching
+# * 21 a chat agent's memory: LangChain messages in checkpoints — ids, a fork by a message id,
+#   trimming and summaries, tokens then an interrupt
 #
 # ## Exercises
 # Each exercise has a cell for your answer and a **check** cell: run it to see `right` or

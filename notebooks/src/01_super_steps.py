@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 01 · Super-steps: how a graph runs
 #
+# When an agent crashes, or stops to ask a person, you need to know exactly what it finished and
+# what a resume will do again. LangGraph answers that by construction: nodes run in super-steps,
+# and a checkpoint is taken only between two of them, so "where the run is" is always a step
+# boundary and a resume never starts in the middle of a node's work.
+#
 # LangGraph does not call your nodes one after another like a script. It runs them in
 # **super-steps**, the Bulk Synchronous Parallel model of Google's Pregel:
 #

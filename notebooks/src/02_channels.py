@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 02 · Channels and reducers
 #
+# Two nodes running in parallel both add to the same list; another overwrites a field. Without a
+# rule for combining writes, the state would depend on which thread finished first, and a resumed
+# run could compute a different state than the original one. A channel is that rule, one per state
+# key, and it is also what a checkpoint stores.
+#
 # Every key of the state is a **channel**. A node never changes the state directly: it *writes* to
 # channels, and the channel decides what its new value is at the end of the super-step.
 #

@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 03 · Anatomy of a checkpoint
 #
+# When an agent misbehaves in production, the checkpoint is the one record of what it knew and
+# what it was about to do — and the only thing a resumed run has to go on. Reading one field by
+# field tells you why a run resumed where it did, which values a node will see, and what a saver
+# has to store; every later chapter reads these fields.
+#
 # A checkpoint is a plain dict. Every field has one job:
 #
 # | field | job |
@@ -53,7 +58,8 @@ checkpoint_anatomy(saved)
 # %% [markdown]
 # ## The checkpoint, field by field
 # Versions are strings like `00000000000000000000000000000002.0.1234…` in the in-memory saver: the
-# integer part is the version, the random suffix only makes each write's version unique.
+# integer part is the version, the random suffix only makes each write's version unique (the
+# section after this one says why).
 
 # %%
 def show(checkpoint):
@@ -78,6 +84,55 @@ show(saved.checkpoint)
 absent = sorted(set(saved.checkpoint["channel_versions"]) - set(saved.checkpoint["channel_values"]))
 print("versioned but empty:", absent)
 assert absent == ["__start__", "branch:to:think"]
+
+# %% [markdown]
+# ## Where versions come from: `get_next_version`
+# The loop never invents a version. For each channel a step changed it asks the saver,
+# `saver.get_next_version(current, None)`, so the saver decides the format. The base class counts
+# in integers; LangGraph's InMemory, SQLite and Postgres savers (and lgcheckpoint's, to read and
+# continue the same threads) write **strings**: the counter padded to 32 digits, a dot, and a random
+# float — `f"{counter:032}.{random.random():016}"`.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+
+ints, strings = [None], [None]
+for _ in range(3):
+    ints.append(BaseCheckpointSaver().get_next_version(ints[-1]))
+    strings.append(saver.get_next_version(strings[-1], None))
+for i, s in zip(ints[1:], strings[1:]):
+    print(f"{i!r:<3} {s!r}")
+
+# %% [markdown]
+# Why strings, and why padded: the scheduler compares versions with `>` (chapter 04), and text
+# compares character by character, so unpadded numbers sort wrong. With 32 digits, text order is
+# number order, and the random tail never decides between two different counters:
+
+# %%
+print(sorted(["9", "10", "11"]), " <- text order of plain numbers")
+print([v[-2:] for v in sorted(f"{n:032}" for n in (9, 10, 11))], " <- padded: 09 < 10 < 11")
+assert sorted(strings[1:]) == strings[1:]
+
+# %% [markdown]
+# Why the random tail: two branches of one thread can give a channel the *same* counter. Fork the
+# head twice with `update_state` (chapter 09; on a copy of the thread, so the rest of this chapter
+# reads the original) and each fork writes `answer` at counter 4 — with a different value. The in-memory and Postgres savers key a stored value by (thread, namespace,
+# channel, **version**), and Postgres keeps the first row of a key (`ON CONFLICT DO NOTHING`):
+# without the tail, the second fork would read the first fork's answer. With it, both survive:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+saver.copy_thread("anatomy", "anatomy-forks")
+head = saver.get_tuple({"configurable": {"thread_id": "anatomy-forks"}}).config
+forks = [graph.update_state(head, {"answer": text}) for text in ("forty-two", "6 x 7")]
+for fork in forks:
+    version = saver.get_tuple(fork).checkpoint["channel_versions"]["answer"]
+    print(f"{version[:4]}…{version[28:42]}…", "->", graph.get_state(fork).values["answer"])
+answer_blobs = sorted(v for (thread, ns, chan, v) in saver.blobs
+                      if thread == "anatomy-forks" and chan == "answer")
+print(len(answer_blobs), "stored values of `answer`, counters", [int(v[:32]) for v in answer_blobs])
+assert [graph.get_state(f).values["answer"] for f in forks] == ["forty-two", "6 x 7"]
 
 # %% [markdown]
 # ## Metadata: why this checkpoint exists

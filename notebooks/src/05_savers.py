@@ -1,6 +1,12 @@
 # %% [markdown]
 # # 05 · Three savers, one contract
 #
+# Running an agent for real means choosing where its checkpoints live: in memory for a test, a
+# SQLite file for one machine, Postgres for many workers. The choice decides what survives a
+# restart, how many processes can share a thread, how much disk a long thread costs, and whether
+# an `asyncio` server stalls while a checkpoint is written. This chapter compares the three on
+# one thread, so you can choose knowing what each does.
+#
 # `InMemorySaver`, `SqliteSaver` and `PostgresSaver` offer the same few verbs — `get_tuple`, `list`,
 # `put`, `put_writes` — so the runtime does not care where checkpoints go. What differs is **how
 # they store a checkpoint**:
@@ -130,6 +136,54 @@ assert next(iter(sqlite_graph.checkpointer.list(config))).checkpoint["channel_va
 sqlite_view  # a table of rows and bytes per checkpoint (the numbers vary with random version suffixes)
 
 # %% [markdown]
+# ## `put` writes only what moved: `new_versions`
+# That sharing is not found by comparing values. With each checkpoint the loop hands `put` a fourth
+# argument, `new_versions`: only the channels whose version changed since the previous checkpoint
+# it saved. A saver with a blob table writes blobs for those channels and no others; the checkpoint
+# row just names every channel's version, and loading looks the versions up. Below, a saver that
+# records what `put` was given, on the same thread:
+
+# %%
+class RecordingSaver(InMemorySaver):
+    """An InMemorySaver that keeps each put's new_versions (channel names only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.puts = []
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        self.puts.append((metadata["step"], sorted(new_versions)))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+recording = RecordingSaver()
+run(recording)
+for step, channels in recording.puts:
+    print(f"put at step {step:>2}: new_versions = {channels}")
+blob_rows = [k for k in recording.blobs if k[0] == "course-05"]
+print("blobs of `manual`:", sum(chan == "manual" for _, _, chan, _ in blob_rows),
+      "| blobs of `step`:", sum(chan == "step" for _, _, chan, _ in blob_rows))
+assert [channels for step, channels in recording.puts if "manual" in channels] == [
+    ["__start__", "branch:to:tick", "manual", "step"]]
+
+# %% [markdown]
+# `manual` is in `new_versions` once, at step 0, when the input wrote it; `step` moves every step,
+# and `__start__` moves twice: written by the input, then emptied once its task ran. Postgres does
+# the same in its own table, `checkpoint_blobs`, except that small values (`step`, the edge
+# markers) stay inline in the checkpoint's JSONB: only the big values that moved get a row — the
+# input once, `manual` once, for seven checkpoints:
+
+# %%
+if pg_saver is not None:
+    with pg_saver.conn.cursor() as cur:
+        rows = cur.execute("SELECT channel, version, type, length(blob) FROM checkpoint_blobs "
+                           "WHERE thread_id = 'course-05' ORDER BY channel").fetchall()
+    print(f"{'channel':<10} {'version (counter)':<18} {'type':<8} bytes")
+    for channel, version, tag, size in rows:
+        print(f"{channel:<10} {int(version[:32]):<18} {tag:<8} {size}")
+    assert [r[0] for r in rows] == ["__start__", "manual"]
+
+# %% [markdown]
 # ## The same history everywhere
 # The savers store differently but return the same checkpoints:
 
@@ -223,6 +277,58 @@ if pg_saver is not None:
                                    if w[1] == "__error__"])
 
 # %% [markdown]
+# ## Who keeps each saver safe, side by side
+# Every saver must survive being called from several threads at once: a step's tasks run in a
+# thread pool and each saves its writes with `put_writes` as soon as it finishes. Each saver gets
+# there its own way, and none of them is the thread guard of chapter 16:
+#
+# | | keeps one call whole | across threads | across processes |
+# |---|---|---|---|
+# | `InMemorySaver` | a `threading.Lock` around each verb | yes, the lock | no: the dicts live in one process |
+# | `SqliteSaver` | one transaction per call | one connection, a `threading.Lock` so threads take turns | yes, one writer at a time: WAL + a 30 s busy timeout |
+# | `PostgresSaver` | one statement per call, atomic | a pool lends each thread a connection (one connection: a lock) | yes: transactions, and upserts that make a repeated write harmless |
+# | thread guard (ch. 16) | a whole **run** on a thread | one run per thread | yes: a lock file beside SQLite, an advisory lock in Postgres |
+#
+# The savers keep *each call* whole; two runs that both resume the same head are still two valid
+# sequences of calls, and the savers store both (a fork). Only the guard prevents that. Here eight
+# threads save writes for eight tasks at the same moment, on each saver; every write lands:
+
+# %%
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+
+def kind(lock):
+    return "threading.Lock" if isinstance(lock, type(threading.Lock())) else type(lock).__name__
+
+
+def hammer(target):
+    """Eight tasks of one step save their writes at once; return how many writes were kept."""
+    head = target.get_tuple(config).config
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: target.put_writes(head, [("step", i)], task_id=f"task-{i}"),
+                      range(8)))
+    return sum(w[0].startswith("task-") for w in target.get_tuple(config).pending_writes)
+
+
+targets = {"InMemorySaver": (memory_graph.checkpointer, kind(memory_graph.checkpointer._lock)),
+           "SqliteSaver": (saver, f"{kind(saver.lock)}, busy_timeout "
+                           f"{saver.conn.execute('PRAGMA busy_timeout').fetchone()[0]} ms")}
+pool = None
+if pg_saver is not None:
+    from psycopg_pool import ConnectionPool
+
+    pool = ConnectionPool(uri, min_size=1, max_size=8, open=True,
+                          kwargs={"autocommit": True, "prepare_threshold": 0})
+    targets["PostgresSaver"] = (pg_saver, f"{kind(pg_saver.lock)} (one connection)")
+    pooled = PostgresSaver(pool)
+    targets["PostgresSaver+pool"] = (pooled, f"{kind(pooled.lock)}: each thread borrows a connection")
+for name, (target, guard) in targets.items():
+    print(f"{name:<19} kept {hammer(target)} of 8 concurrent writes | {guard}")
+if pool is not None:
+    pool.close()
+
+# %% [markdown]
 # ## Async savers
 # In an `asyncio` application, run the graph with `ainvoke` / `astream` and give it an async saver:
 # `AsyncSqliteSaver` (on `aiosqlite`) or `AsyncPostgresSaver` (on psycopg's async connection). Their
@@ -238,6 +344,59 @@ async with AsyncSqliteSaver.from_conn_string(str(tmp / "async.sqlite")) as asave
     final = await agraph.ainvoke(INPUT, config)
     print("ainvoke ->", final["step"], "| alist:", len([t async for t in asaver.alist(config)]),
           "checkpoints")
+
+# %% [markdown]
+# **The same SQL, awaited.** An async saver is its sync twin with `await` in front of every call to
+# the connection: the statements come from the same `sql.py`. The lines of `put` that differ:
+
+# %%
+import difflib
+import inspect
+
+from lgcheckpoint.checkpoint.sqlite import SqliteSaver as SyncSqlite
+
+sync_lines = inspect.getsource(SyncSqlite.put).splitlines()
+async_lines = inspect.getsource(AsyncSqliteSaver.aput).splitlines()
+for line in difflib.unified_diff(sync_lines, async_lines, "SqliteSaver.put",
+                                 "AsyncSqliteSaver.aput", n=0, lineterm=""):
+    print(line)
+
+# %% [markdown]
+# **When to use one.** In a program built on `asyncio` (a web server, a bot) the event loop serves
+# every user from one thread. A sync saver's `put` blocks that thread for the whole database round
+# trip, and every other user waits. An async saver gives the loop back while the database works;
+# `ainvoke` / `astream` then run the graph without blocking. In a script, a notebook or a worker
+# thread, the sync savers are simpler and as fast.
+#
+# **What breaks when you mix.** An async saver's connection belongs to the event loop it was made
+# on. Its sync verbs still exist — for a *sync* node that runs in a worker thread during `ainvoke` —
+# and they send the work to that loop and wait. Called on the loop's own thread they would wait for
+# themselves forever, so they refuse; the same call from another thread works:
+
+# %%
+import asyncio
+import textwrap
+
+from lgcheckpoint.checkpoint.errors import SyncCallOnEventLoopError
+
+async with AsyncSqliteSaver.from_conn_string(str(tmp / "async.sqlite")) as asaver:
+    try:
+        asaver.get_tuple(config)  # sync verb, on the loop's thread
+    except SyncCallOnEventLoopError as err:
+        print("on the loop:  ", type(err).__name__)
+        print(textwrap.indent(textwrap.fill(str(err), 90), "    "))
+    found = await asyncio.to_thread(asaver.get_tuple, config)  # the same verb, another thread
+    print("from a thread:", found.metadata["step"], "(the last step)")
+    try:
+        builder.compile(checkpointer=asaver).invoke(None, config)  # sync invoke, same loop
+    except SyncCallOnEventLoopError as err:
+        print("graph.invoke: ", type(err).__name__, "- use ainvoke here")
+
+# %% [markdown]
+# The other direction is safe but slower: a sync `SqliteSaver` or `PostgresSaver` under `ainvoke`
+# answers the async verbs by running its sync ones in a worker thread, so the loop is not blocked,
+# at the cost of a thread hop per call. `AsyncPostgresSaver` is the same story on psycopg's
+# `AsyncConnection` or `AsyncConnectionPool`, with `asyncio.Lock` where the sync saver has a `threading.Lock`.
 
 # %% [markdown]
 # ## Exercises

@@ -1,6 +1,12 @@
 # %% [markdown]
 # # 06 · The serializer, and why loading a checkpoint must be safe
 #
+# An agent's state is full of Python objects — messages, records, dates — and a checkpoint must
+# turn them into bytes and, days later, back into objects. Loading is the dangerous half: a
+# loader that rebuilds whatever type the bytes name lets anyone who can write one row of your
+# database run code in your agent's process. This chapter shows how the serializer keeps both
+# halves faithful and safe, and what the attack looks like when it is not.
+#
 # A saver never sees Python objects. The serializer turns each value into a **(type tag, bytes)**
 # pair and back; the saver stores the two as columns. `JsonPlusSerializer` writes the same bytes
 # as LangGraph's, so databases move between the two libraries.
@@ -253,6 +259,83 @@ try:
     serde.loads_typed(("msgpack", forged))
 except UnsafeTypeError as err:
     print("refused:", err)
+
+# %% [markdown]
+# ## The pickle fallback: `pickle_fallback=True`
+# Some values have no msgpack form: a `fractions.Fraction`, an integer beyond 64 bits, an instance
+# of a plain class. By default `dumps_typed` refuses them, and the error names two ways out: store
+# a type the serializer knows, or turn on the **pickle fallback**. With it, whatever msgpack cannot
+# encode is pickled and tagged `"pickle"`:
+
+# %%
+import fractions
+import pickle
+import textwrap
+
+share = fractions.Fraction(1, 3)
+try:
+    serde.dumps_typed(share)
+except TypeError as err:
+    print("default:      ", str(err).split(". ")[0])
+trusting = JsonPlusSerializer(pickle_fallback=True)
+tag, payload = trusting.dumps_typed(share)
+print("with fallback:", tag, payload)
+print("a big int:    ", trusting.dumps_typed(2**70)[0], "| a dict:", trusting.dumps_typed({"a": 1})[0])
+
+# %% [markdown]
+# Read the bytes: `fractions`, `Fraction`, `1`, `3`. A pickle is not data but a small **program**
+# for the loader — "import `fractions.Fraction`, call it with (1, 3)" — and the loader runs
+# whatever the program says. In a saver that keeps a whole checkpoint in one column (SQLite),
+# one such value turns the **whole checkpoint** into a pickle, input included:
+
+# %%
+class Share(TypedDict):
+    part: fractions.Fraction
+
+
+halving = StateGraph(Share)
+halving.add_node("halve", lambda s: {"part": s["part"] / 2})
+halving.add_edge(START, "halve")
+halving.add_edge("halve", END)
+pickled_path = str(Path(tempfile.mkdtemp()) / "pickled.sqlite")
+with SqliteSaver.from_conn_string(pickled_path) as trusting_saver:
+    trusting_saver.serde = trusting
+    print(halving.compile(checkpointer=trusting_saver).invoke({"part": share}, cfg))
+    print("checkpoint rows by type:", trusting_saver.conn.execute(
+        "SELECT type, count(*) FROM checkpoints GROUP BY type").fetchall())
+
+# %% [markdown]
+# **Why it is off by default.** Anyone who can write one row of the database — a leaked
+# password, a shared file, the SQL injection above — can store a pickle whose program is
+# `os.system(...)`, and the next `get_state` runs it. The allow-list does not help: it guards
+# msgpack's type codes, and pickle never asks it. So a default serializer refuses to *load* a
+# pickle even when it finds one, and says how to consent:
+
+# %%
+class Payload:
+    def __reduce__(self):  # what pickle stores: "call print with this text" (os.system would do)
+        return (print, ("PWNED: unpickling ran code",))
+
+
+evil = ("pickle", pickle.dumps(Payload()))
+try:
+    serde.loads_typed(evil)
+except UnsafeTypeError as err:
+    print(textwrap.fill(f"default serializer: {err}", 96))
+print("pickle_fallback=True:")
+trusting.loads_typed(evil)
+
+# %% [markdown]
+# Turn the fallback on only for a database that only you write, and prefer the cure: make the
+# value a dataclass, a pydantic model or a stdlib type (here: store the fraction as a
+# `(numerator, denominator)` tuple). The same database opened without consent is refused, not run:
+
+# %%
+with SqliteSaver.from_conn_string(pickled_path) as cautious:
+    try:
+        cautious.get_tuple(cfg)
+    except Exception as err:
+        print(textwrap.fill(f"{type(err).__name__}: {err}", 96))
 
 # %% [markdown]
 # ## Exercises

@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 07 · Durability modes: sync, async, exit
 #
+# Each checkpoint costs a write to the database; each checkpoint *not* yet written is work a crash
+# throws away. An agent that calls a model for seconds per step can afford to save every step; a
+# tight loop of cheap steps may not. The durability mode is where you choose, and this chapter
+# measures what each choice writes and what a killed process leaves behind.
+#
 # `invoke(..., durability=...)` decides *when* checkpoints reach the saver:
 #
 # | mode | when a step's checkpoint is written | what a crash loses |

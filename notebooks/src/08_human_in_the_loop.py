@@ -1,6 +1,10 @@
 # %% [markdown]
 # # 08 · Human in the loop: interrupts, breakpoints, edits
 #
+# An agent about to send an email, spend money or delete data should ask first, and the person may
+# answer in a minute or next week, from another machine. Keeping a Python call waiting that long
+# is not possible; saving the question in a checkpoint and ending the run is.
+#
 # `interrupt(value)` inside a node stops the whole graph and hands `value` to a person. The run
 # ends; nothing waits in memory. What makes it resumable is the checkpoint: the node's task is
 # still `next`, and an `INTERRUPT` pending write records what it asked. `Command(resume=answer)`

@@ -1,6 +1,10 @@
 # %% [markdown]
 # # 09 · Time travel: replay and fork
 #
+# An agent went wrong three steps ago: a bad search result, a wrong plan. Rerunning from scratch
+# repeats every call and may not reproduce the mistake; what you want is to go back to the step
+# before it, change one thing, and run again, while keeping the original history to compare with.
+#
 # Checkpoints are never overwritten; each one points at its parent. So the history of a thread is
 # a **tree**, and any checkpoint can be a starting point:
 #

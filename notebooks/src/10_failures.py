@@ -1,6 +1,10 @@
 # %% [markdown]
 # # 10 · Failures and pending writes
 #
+# A step makes three calls in parallel and one of them times out. Rerunning the whole step would
+# repeat the two that succeeded: pay for them twice, or send the same message twice. LangGraph
+# saves each finished task's result at once, so a resume runs only what failed.
+#
 # When one task of a super-step fails, the step never reaches its boundary, so no new checkpoint is
 # written. But the tasks that *did* finish are not lost: each task's writes were saved with
 # `put_writes` the moment it finished — the **pending writes** of the last checkpoint. The failed

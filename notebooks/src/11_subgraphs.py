@@ -1,6 +1,10 @@
 # %% [markdown]
 # # 11 · Subgraphs and checkpoint namespaces
 #
+# Real agents are built from smaller ones: a research agent inside a planner, a tool-calling loop
+# inside a support bot. When the inner one stops for a human or crashes, the resume must find the
+# inner graph's state as well as the outer one's, in the same database, without the two colliding.
+#
 # A compiled graph can be a node of another graph. Its checkpoints go to the *same* saver and the
 # same thread, but under their own **namespace**: `checkpoint_ns = "<node>:<task id>"` (`:` is
 # `NS_END`; nested subgraphs join namespaces with `|`, `NS_SEP`). The root graph's namespace is

@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 12 · Inspecting a database written by LangGraph
 #
+# Your agent runs on LangGraph in production, and one conversation went wrong. Its database is the
+# record of what happened, and you want to read it without changing the application or its
+# dependencies. Because lgcheckpoint reads the same tables and bytes, you can point its viewers at
+# a copy of that file.
+#
 # lgcheckpoint's savers use LangGraph's table layouts and its serializer writes the same bytes, so a
 # database written by LangGraph opens here — and every viewer works on it. The file
 # `data/langgraph_support.sqlite` was written by **LangGraph 1.2's own `SqliteSaver`**

@@ -1,6 +1,10 @@
 # %% [markdown]
 # # 13 · Write your own saver
 #
+# Your checkpoints may have to live where no official saver goes: a key-value store your company
+# already runs, an encrypted bucket, a test double. Writing a saver is how you get there, and it
+# is also the fastest way to learn what a checkpoint really needs from its storage.
+#
 # The runtime never touches storage itself: it talks to a **saver** through a handful of verbs, and
 # any object that keeps their contract can hold a graph's checkpoints. In this chapter you write one
 # — on plain Python dicts — and LangGraph's own conformance suite (`langgraph-checkpoint-conformance`,

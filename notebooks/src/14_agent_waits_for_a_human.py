@@ -18,6 +18,8 @@
 # The agent lives in `lgcheckpoint/demos/approval_agent.py` (about 100 lines). Its "model" is a
 # few deterministic rules — no API key, no network, the same answer every run — but it behaves like
 # a tool-calling model: each turn it returns a message and either a tool call or a final answer.
+# With a real chat model the messages are LangChain's: chapter 21 (a chat agent's memory) shows
+# what a checkpoint stores for them and how a thread forks by overwriting a message's id.
 
 # %%
 from lgcheckpoint.demos.approval_agent import ORDERS, RISKY_TOOLS, build_approval_agent, fake_model

@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 15 · The studio: drive a thread live — step, break, fork, answer
 #
+# Debugging an agent by rerunning it end to end and reading logs is slow: every run repeats the
+# calls before the bug, and a print shows one moment, not how the state got there. Driving the
+# thread one super-step at a time, with the state in view at each checkpoint, shows where it goes
+# wrong.
+#
 # The viewers of the earlier chapters replay a thread that already ran. The **studio** drives one
 # while you watch: one super-step at a time, stopping at breakpoints, going back to an older
 # checkpoint to replay or fork it, and answering interrupts. It is a debugger for a graph — and

@@ -4,7 +4,9 @@
 # A reviewer clicks "approve" twice; two browser tabs answer the same question; two workers pick
 # up the same thread. Each answer is a `Command(resume=...)`, and each starts a run that loads
 # the thread's head, finds the question waiting, and runs the approving node. LangGraph's library
-# lets all of them through: the side effect happens once per click and the thread forks.
+# lets all of them through: the side effect happens once per click and the thread forks. The
+# savers' own locks and transactions (chapter 05, side by side) do not stop it: they keep each
+# *call* whole, and two runs are two valid sequences of calls.
 #
 # lgcheckpoint holds a **thread guard** around every run: one run at a time on a thread, across
 # processes (a Postgres advisory lock, a record lock beside a SQLite file), and a stale answer is

@@ -239,10 +239,11 @@ check_2()
 # `took_input`, `after_step`, `count`, `store`, `at_exit` -- and `DeltaBook.store` decides at
 # each checkpoint which delta channels snapshot and resets their counters; `resolve` rebuilds
 # the values when a checkpoint is loaded, from the saver's `get_delta_channel_history` — the
-# contract's default walk is in `BaseCheckpointSaver`, SQLite's reads ancestors a page at a time
-# (`HistoryRead`).
+# contract's default walk (`DeltaHistoryWalk`, which `BaseCheckpointSaver` inherits) is in
+# checkpoint/delta_history.py, SQLite's reads ancestors a page at a time (`HistoryRead`, in
+# checkpoint/sqlite/history.py).
 
 # %%
 show_source("channels.py: DeltaChannel.replay_writes", "pregel/delta.py: DeltaBook.store",
             "pregel/delta.py: resolve",
-            "checkpoint/base.py: BaseCheckpointSaver.get_delta_channel_history")
+            "checkpoint/delta_history.py: DeltaHistoryWalk.get_delta_channel_history")

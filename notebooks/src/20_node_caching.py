@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 20 · Node caching vs resuming from pending writes
 #
+# A slow or paid call, such as a web search or a model call, should not be paid for twice. That
+# can happen two ways: a crash or an interrupt makes a resumed run repeat a step, or another
+# thread asks the same question again. LangGraph answers each with a different mechanism, and
+# mixing them up leads to the wrong fix.
+#
 # Two mechanisms skip a node that already did its work, and they are easy to confuse:
 #
 # | | resuming (chapter 10) | node caching |

@@ -277,6 +277,8 @@ class ExtDecoder:
                 return self.call_method(module, name, data, stored[3] if len(stored) > 3 else None)
             return self.build(code, module, name, data)
         except ClassGoneError as exc:  # safe: nothing was imported; the data is plain msgpack
+            if self.inspect:  # a viewer keeps the type's name beside its fields (a message's)
+                return Opaque(str(module), str(name), data, code)
             log.warning("could not reconstruct %s.%s from checkpoint (%s); returning its stored "
                         "fields", module, name, type(exc.cause).__name__)
             return data

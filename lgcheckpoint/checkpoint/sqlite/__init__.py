@@ -5,7 +5,7 @@ one transaction each, so a failed put leaves nothing half-written; its first sta
 SQLite takes the file's write lock at once and a second process waits for it (WAL + busy timeout)
 instead of failing. The async verbs
 inherited from the base run the sync ones in a worker thread, behind the same lock.
-Next: ``sqlite/aio.py`` (the same saver on aiosqlite).
+Next: ``sqlite/explain.py`` (driver errors in plain words), then ``sqlite/aio.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_id,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.sqlite import sql
+from lgcheckpoint.checkpoint.sqlite import housekeeping, history, pages, sql
+from lgcheckpoint.checkpoint.sqlite.explain import explain
 from lgcheckpoint.checkpoint.sqlite.sql import Query
 
 __all__ = ["SqliteSaver"]
@@ -74,7 +75,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
                                   ) -> dict[str, DeltaChannelHistory]:
         """Ancestors a page at a time until every channel found its seed, then their writes."""
         with self._locked():  # set up first: it finds out whether the file has task_path
-            read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
+            read = history.HistoryRead(config, channels, self.serde, self.has_task_path)
             query = read.next
             while query is not None:
                 query = read.take(self._fetch(query))
@@ -106,12 +107,12 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         (see ``sql.list_keys``); the lock is never held while the caller works."""
         with self._locked():
             keys = self._fetch(sql.list_keys(config, filter, before, limit))
-        for query in sql.list_pages(keys):
+        for query in pages.list_pages(keys):
             with self._locked():
                 rows = self._fetch(query)
-                found = [write for q in sql.select_page_writes(rows, self.has_task_path)
+                found = [write for q in pages.select_page_writes(rows, self.has_task_path)
                          for write in self._fetch(q)]
-            writes = sql.writes_by_checkpoint(found)
+            writes = pages.writes_by_checkpoint(found)
             for row in rows:
                 yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
 
@@ -155,13 +156,13 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
         self._write(sql.delete_thread(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._write(sql.delete_for_runs(run_ids))
+        self._write(housekeeping.delete_for_runs(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._write(sql.copy_thread(source_thread_id, target_thread_id))
+        self._write(housekeeping.copy_thread(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._write(sql.prune(thread_ids, strategy))
+        self._write(housekeeping.prune(thread_ids, strategy))
 
     # --- running statements --------------------------------------------------------------------
     @contextmanager
@@ -172,7 +173,7 @@ class SqliteSaver(StringVersions, BaseCheckpointSaver[str]):
                 self.setup()
                 yield
             except (sqlite3.Error, ValueError) as exc:
-                if (better := sql.explain(exc)) is None:
+                if (better := explain(exc)) is None:
                     raise
                 raise better from exc
 

@@ -30,7 +30,8 @@ from lgcheckpoint.checkpoint.base import (
     get_checkpoint_id,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.sqlite import sql
+from lgcheckpoint.checkpoint.sqlite import housekeeping, history, pages, sql
+from lgcheckpoint.checkpoint.sqlite.explain import explain
 from lgcheckpoint.checkpoint.sqlite.sql import Query
 
 __all__ = ["AsyncSqliteSaver"]
@@ -81,7 +82,7 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
                                         ) -> dict[str, DeltaChannelHistory]:
         """Ancestors a page at a time until every channel found its seed, then their writes."""
         async with self._locked():  # set up first: it finds out whether the file has task_path
-            read = sql.HistoryRead(config, channels, self.serde, self.has_task_path)
+            read = history.HistoryRead(config, channels, self.serde, self.has_task_path)
             query = read.next
             while query is not None:
                 query = read.take(await self._fetch(query))
@@ -111,12 +112,12 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
         (see ``sql.list_keys``); the lock is never held while the caller works."""
         async with self._locked():
             keys = await self._fetch(sql.list_keys(config, filter, before, limit))
-        for query in sql.list_pages(keys):
+        for query in pages.list_pages(keys):
             async with self._locked():
                 rows = await self._fetch(query)
-                found = [write for q in sql.select_page_writes(rows, self.has_task_path)
+                found = [write for q in pages.select_page_writes(rows, self.has_task_path)
                          for write in await self._fetch(q)]
-            writes = sql.writes_by_checkpoint(found)
+            writes = pages.writes_by_checkpoint(found)
             for row in rows:
                 yield sql.to_tuple(None, row, writes.get(tuple(row[:3]), []), self.serde)
 
@@ -160,13 +161,13 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
         await self._write(sql.delete_thread(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._write(sql.delete_for_runs(run_ids))
+        await self._write(housekeeping.delete_for_runs(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._write(sql.copy_thread(source_thread_id, target_thread_id))
+        await self._write(housekeeping.copy_thread(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._write(sql.prune(thread_ids, strategy))
+        await self._write(housekeeping.prune(thread_ids, strategy))
 
     # --- running statements --------------------------------------------------------------------
     async def _fetch(self, query: Query) -> list[Any]:
@@ -194,6 +195,6 @@ class AsyncSqliteSaver(SyncOverAsync, StringVersions, BaseCheckpointSaver[str]):
                 await self.setup()
                 yield
             except (sqlite3.Error, ValueError) as exc:
-                if (better := sql.explain(exc)) is None:
+                if (better := explain(exc)) is None:
                     raise
                 raise better from exc

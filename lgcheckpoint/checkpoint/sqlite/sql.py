@@ -10,7 +10,8 @@ so a file written by either library opens in the other:
            channel, type, value)
 
 ``type`` + blob is the serializer's ``(type tag, bytes)`` pair; ``metadata`` is UTF-8 JSON text.
-Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters.
+Nothing a caller passes is ever pasted into SQL: filter keys and values are bound parameters
+(how a metadata filter becomes SQL: filters.py; how list() pages its rows: pages.py).
 The core reading path ends here (docs/reading-path.md).
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import operator
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from lgcheckpoint.checkpoint.base import (
@@ -27,21 +28,18 @@ from lgcheckpoint.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
-    HistoryWalk,
     PendingWrite,
     RunnableConfig,
     address,
     as_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
-    id_list,
     list_limit,
-    prune_threads,
     writes_address,
 )
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
-from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, StoreUnavailableError
+from lgcheckpoint.checkpoint.errors import InvalidCheckpointError
+from lgcheckpoint.checkpoint.sqlite.filters import metadata_condition
 
 BUSY_TIMEOUT_MS = 30_000  # a second process writing the file makes us wait this long, not fail
 PAGE_SIZE = 100  # list() reads this many rows per lock, so a caller may write while it iterates
@@ -111,17 +109,17 @@ class CheckpointRow(NamedTuple):
     metadata: bytes | None
 
 
-_KEY = "thread_id, checkpoint_ns, checkpoint_id"  # names one checkpoint; both tables start with it
-_REST = "parent_checkpoint_id, type, checkpoint, metadata"
-_WRITE_REST = "task_id, task_path, idx, channel, type, value"
-_COLUMNS = f"{_KEY}, {_REST}"
+KEY = "thread_id, checkpoint_ns, checkpoint_id"  # names one checkpoint; both tables start with it
+REST = "parent_checkpoint_id, type, checkpoint, metadata"
+WRITE_REST = "task_id, task_path, idx, channel, type, value"
+COLUMNS = f"{KEY}, {REST}"
 
 
 # --- reading ---------------------------------------------------------------------------------
 # the hot statements are built once: a verb only binds its values
-SELECT_BY_ID = (f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+SELECT_BY_ID = (f"SELECT {COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
                 "AND checkpoint_id = ?")
-SELECT_LATEST = (f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+SELECT_LATEST = (f"SELECT {COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
                  "ORDER BY checkpoint_id DESC LIMIT 1")
 # writes come in primary-key order (task_id, idx), free from the index; to_tuple then sorts them
 # by task_path: cheaper than ORDER BY task_path, task_id, idx (SQLite sorts in a temp B-tree)
@@ -145,90 +143,6 @@ def select_writes(row: CheckpointRow, has_task_path: bool = True) -> Query:
 
 _TASK_PATH = operator.itemgetter(4)  # of a write: a select_writes row (page rows minus their key)
 
-# a page of list(): the writes of all its checkpoints of one (thread, namespace) in one SELECT,
-# the ids bound as one JSON array; each checkpoint's writes again in (task_id, idx) order
-PAGE_WRITES = ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, "
-               "{path} FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-               "AND checkpoint_id IN (SELECT value FROM json_each(?)) "
-               "ORDER BY checkpoint_id, task_id, idx")
-PAGE_WRITES_SQL = {True: PAGE_WRITES.format(path="task_path"),
-                   False: PAGE_WRITES.format(path="''")}
-
-
-def select_page_writes(rows: list[CheckpointRow], has_task_path: bool = True) -> list[Query]:
-    """The pending writes of a page of checkpoints: one SELECT per (thread, namespace) in it."""
-    ids: dict[tuple[str, str], list[str]] = {}
-    for thread_id, ns, checkpoint_id, *_ in rows:
-        ids.setdefault((thread_id, ns), []).append(checkpoint_id)
-    return [Query(PAGE_WRITES_SQL[has_task_path], (thread_id, ns, json.dumps(checkpoint_ids)))
-            for (thread_id, ns), checkpoint_ids in ids.items()]
-
-
-def writes_by_checkpoint(found: list[Sequence[Any]]) -> dict[tuple[str, str, str], list[Any]]:
-    """Rows of select_page_writes split by checkpoint (a row's first three columns), in order."""
-    by_checkpoint: dict[tuple[str, str, str], list[Any]] = {}
-    for thread_id, ns, checkpoint_id, *write in found:
-        by_checkpoint.setdefault((thread_id, ns, checkpoint_id), []).append(write)
-    return by_checkpoint
-
-
-_METADATA = "CAST(metadata AS TEXT)"
-
-
-def metadata_condition(key: str, value: Any) -> tuple[str, list[Any]]:
-    """SQL testing one top-level metadata key; the key is a bound value, never SQL text.
-
-    Dots, brackets and ``$`` in a key are plain characters: ``{"a.b": 1}`` matches the top-level
-    key "a.b", like InMemorySaver (LangGraph reads it as a path a -> b).
-    """
-    if not isinstance(key, str):
-        raise TypeError(f"metadata filter keys must be strings, got {key!r}")
-    if "\x00" in key:  # SQLite's JSON functions cut a key at NUL, so it could match another key
-        raise ValueError(f"metadata filter key {key!r} contains a NUL character; remove it")
-    # SQLite compares a quoted path label with the key as the JSON text spells it; Python's json
-    # spells these keys as they are, others may be escaped (", \, control or non-ASCII characters)
-    if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
-        return _path_test(f'$."{key}"', key, value)
-    return _entry_test(key, value)
-
-
-def _path_test(path: str, key: str, value: Any) -> tuple[str, list[Any]]:
-    """One json_extract a row: SQLite parses a row's metadata once for all keys of a filter."""
-    if value is None:  # like LangGraph: a missing key counts as None (so does a JSON null)
-        return f"json_extract({_METADATA}, ?) IS NULL", [path]
-    types, placeholder, bound = _comparison(key, value)
-    test = f"json_extract({_METADATA}, ?) = {placeholder}"
-    # json_extract gives an object or array as its JSON text, "{..." or "[...": a value that
-    # could be such a text also needs the type (tested second: only on rows whose value matched)
-    if isinstance(value, (dict, list)) or str(value).startswith(("{", "[")):
-        return f"{test} AND json_type({_METADATA}, ?) IN {types}", [path, bound, path]
-    return test, [path, bound]
-
-
-def _entry_test(key: str, value: Any) -> tuple[str, list[Any]]:
-    """A json_each table a row, which decodes every key: for keys a path cannot name."""
-    entry = f"SELECT 1 FROM json_each({_METADATA}) WHERE key = ?"
-    if value is None:
-        return f"NOT EXISTS ({entry} AND type != 'null')", [key]
-    types, placeholder, bound = _comparison(key, value)
-    return f"EXISTS ({entry} AND type IN {types} AND value = {placeholder})", [key, bound]
-
-
-def _comparison(key: str, value: Any) -> tuple[str, str, Any]:
-    """How a filter value compares: (JSON types it can equal, its placeholder, the value bound)."""
-    if isinstance(value, int) and not -2**63 <= value < 2**63:
-        raise ValueError(f"metadata filter {key!r}: {value} is outside SQLite's 64-bit integer "
-                         "range; filter on a smaller number or store it as a string")
-    if isinstance(value, (bool, int, float)):  # as in Python (and LangGraph): True == 1, 0 == 0.0
-        return "('integer', 'real', 'true', 'false')", "?", value
-    if isinstance(value, str):
-        return "('text')", "?", value
-    if isinstance(value, (dict, list)):
-        return "('object', 'array')", "json(?)", json.dumps(value, ensure_ascii=False)
-    raise TypeError(f"metadata filter {key!r}: cannot compare with a {type(value).__name__}; "
-                    "use None, bool, int, float, str, list or dict")
-
-
 Condition = tuple[str, list[Any]]  # (SQL with ? placeholders, the values they bind)
 
 
@@ -248,12 +162,7 @@ def list_conditions(config: RunnableConfig | None, filter: dict[str, Any] | None
     return conditions
 
 
-# list() in two phases: one SELECT reads the keys of every match in list order (keys only: one
-# sort, however many threads match), then the rows PAGE_SIZE keys at a time, the lock taken per
-# page. Memory holds the keys and one page; a key deleted meanwhile is skipped. (Paging "after the
-# last row seen" sorted every match again for each page: quadratic for a listing across threads.)
-# Postgres reads its first page directly, to spare a round trip; here a statement costs
-# microseconds and a second scan of every match would cost more.
+# list() reads these keys first, then their rows a page at a time (pages.py)
 LIST_ORDER = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"  # ids can tie
 
 
@@ -263,19 +172,9 @@ def list_keys(config: RunnableConfig | None, filter: dict[str, Any] | None,
     limit = list_limit(limit)
     conditions = list_conditions(config, filter, before)
     where = " AND ".join(text for text, _ in conditions)
-    query = f"SELECT {_KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
+    query = f"SELECT {KEY} FROM checkpoints {'WHERE ' + where if where else ''}{LIST_ORDER}"
     params = [value for _, values in conditions for value in values]
     return Query(query, params) if limit is None else Query(query + " LIMIT ?", params + [limit])
-
-
-def list_pages(keys: list[tuple[str, str, str]]) -> Iterator[Query]:
-    """The rows of PAGE_SIZE keys at a time, each page in list() order (a join on the keys is
-    one primary-key lookup a key; `(key) IN (VALUES ...)` would scan the table)."""
-    for start in range(0, len(keys), PAGE_SIZE):
-        page = keys[start:start + PAGE_SIZE]
-        yield Query(f"WITH page({_KEY}) AS (VALUES " + ", ".join(["(?, ?, ?)"] * len(page))
-                    + f") SELECT {_COLUMNS} FROM page JOIN checkpoints USING ({_KEY}){LIST_ORDER}",
-                    [value for key in page for value in key])
 
 
 def to_tuple(config: RunnableConfig | None, row: Sequence[Any], writes: list[Sequence[Any]],
@@ -308,87 +207,11 @@ def _where(row: Sequence[Any]) -> str:
     return f"thread {row[0]!r}, namespace {row[1]!r}, checkpoint {row[2]!r}"
 
 
-# --- get_delta_channel_history: walk the parent chain a page at a time -------------------------
-PARENT_OF = ("SELECT parent_checkpoint_id FROM checkpoints WHERE thread_id = :thread "
-             "AND checkpoint_ns = :ns AND (:id IS NULL OR checkpoint_id = :id) "
-             "ORDER BY checkpoint_id DESC LIMIT 1")
-ANCESTORS = """WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint) AS (
-    SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints
-    WHERE thread_id = :thread AND checkpoint_ns = :ns AND checkpoint_id = :id
-    UNION ALL
-    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint FROM checkpoints AS c
-    JOIN chain ON c.thread_id = :thread AND c.checkpoint_ns = :ns
-        AND c.checkpoint_id = chain.parent_checkpoint_id
-    LIMIT :page)
-SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain"""
-HISTORY_WRITES = ("SELECT checkpoint_id, task_id, channel, type, value FROM writes "
-                  "WHERE thread_id = ? AND checkpoint_ns = ? "
-                  "AND checkpoint_id IN (SELECT value FROM json_each(?)) "
-                  "AND channel IN (SELECT value FROM json_each(?)) ORDER BY {path}, task_id, idx")
-
-
-class HistoryRead:
-    """The reads of get_delta_channel_history, for both front doors: run each Query it hands
-    out and give it the rows. Ancestors come a page at a time, newest first, until every
-    channel found its seed (a stored value); then one query reads the wanted writes."""
-
-    PAGE = 64
-
-    def __init__(self, config: RunnableConfig, channels: Sequence[str],
-                 serde: SerializerProtocol, has_task_path: bool) -> None:
-        self.thread, self.ns, target = address(config)
-        self.walk, self.serde, self.has_task_path = HistoryWalk(channels), serde, has_task_path
-        self.visited: list[tuple[str, dict[str, Any]]] = []  # (ancestor id, wanted values)
-        self.ids: set[str] = set()
-        self.next: Query | None = Query(PARENT_OF, {"thread": self.thread, "ns": self.ns,
-                                                    "id": target or None}) if channels else None
-        self.remaining = set(channels)
-
-    def take(self, rows: list[Sequence[Any]]) -> Query | None:
-        """Rows of the last query; returns the next one (None: the chain is read)."""
-        if not self.visited and self.next is not None and self.next.sql is PARENT_OF:
-            parent = rows[0][0] if rows else None  # the target's parent: the first ancestor
-        else:
-            parent = None
-            for checkpoint_id, parent, type_, blob in rows:
-                if checkpoint_id in self.ids:  # a corrupt chain that cycles: stop
-                    parent = None
-                    break
-                self.ids.add(checkpoint_id)
-                values = self.serde.loads_typed((type_, blob))["channel_values"]
-                wanted = {c: values[c] for c in self.remaining if c in values}
-                self.visited.append((checkpoint_id, wanted))
-                self.remaining -= wanted.keys()
-                if not self.remaining:
-                    parent = None
-                    break
-            if len(rows) < self.PAGE:
-                parent = None
-        self.next = None if parent is None else Query(
-            ANCESTORS, {"thread": self.thread, "ns": self.ns, "id": parent, "page": self.PAGE})
-        return self.next
-
-    def writes(self) -> Query:
-        ids = json.dumps([checkpoint_id for checkpoint_id, _ in self.visited])
-        path = "task_path" if self.has_task_path else "''"
-        return Query(HISTORY_WRITES.format(path=path),
-                     (self.thread, self.ns, ids, json.dumps(self.walk.channels)))
-
-    def result(self, rows: list[Sequence[Any]]) -> dict[str, DeltaChannelHistory]:
-        by_checkpoint: dict[str, list[PendingWrite]] = {}
-        for checkpoint_id, task_id, channel, type_, value in rows:
-            by_checkpoint.setdefault(checkpoint_id, []).append(
-                (task_id, channel, self.serde.loads_typed((type_, value))))
-        for checkpoint_id, values in self.visited:
-            self.walk.visit(values, by_checkpoint.get(checkpoint_id))
-        return self.walk.result()
-
-
 # --- writing ---------------------------------------------------------------------------------
 # json.dumps(..., ensure_ascii=False) builds a new encoder on every call; the same text from one
 METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
-INSERT_CHECKPOINT = f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_INSERT_WRITES = (f"INSERT OR {{}} INTO writes ({_KEY}, {_WRITE_REST}) "
+INSERT_CHECKPOINT = f"INSERT OR REPLACE INTO checkpoints ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_WRITES = (f"INSERT OR {{}} INTO writes ({KEY}, {WRITE_REST}) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 REPLACE_WRITES, KEEP_WRITES = _INSERT_WRITES.format("REPLACE"), _INSERT_WRITES.format("IGNORE")
 
@@ -420,92 +243,8 @@ def insert_writes(config: RunnableConfig, writes: Sequence[tuple[str, Any]], tas
     return Query(REPLACE_WRITES if special else KEEP_WRITES, rows, many=True)
 
 
-# --- housekeeping (each list of statements runs in one transaction) ----------------------------
-_IN_LIST = "IN (SELECT value FROM json_each(?))"  # one bound JSON array instead of N placeholders
-_OF_RUNS = f"json_extract(CAST(metadata AS TEXT), '$.run_id') {_IN_LIST}"
-_NOT_LATEST = ("checkpoint_id < (SELECT MAX(checkpoint_id) FROM checkpoints AS newest "
-               "WHERE newest.thread_id = checkpoints.thread_id "
-               "AND newest.checkpoint_ns = checkpoints.checkpoint_ns)")
-
-
+# --- housekeeping (each list of statements runs in one transaction; more: housekeeping.py) -------
 def delete_thread(thread_id: str) -> list[Query]:
     """Forget every checkpoint and write of a thread, in all namespaces."""
     return [Query(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
             for table in ("writes", "checkpoints")]
-
-
-def delete_for_runs(run_ids: Sequence[str]) -> list[Query]:
-    """Delete the checkpoints whose metadata run_id is listed, with their writes."""
-    runs = (json.dumps(id_list(run_ids, "delete_for_runs")),)
-    return [
-        Query(f"DELETE FROM writes WHERE ({_KEY}) IN (SELECT {_KEY} FROM checkpoints "
-              f"WHERE {_OF_RUNS})", runs),
-        Query(f"DELETE FROM checkpoints WHERE {_OF_RUNS}", runs),
-    ]
-
-
-def copy_thread(source_thread_id: str, target_thread_id: str) -> list[Query]:
-    """Copy a thread's rows under a new thread_id (ids, parents and writes unchanged)."""
-    ids = (str(target_thread_id), str(source_thread_id))
-    return [
-        Query(f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}) SELECT ?, checkpoint_ns, "
-              f"checkpoint_id, {_REST} FROM checkpoints WHERE thread_id = ?", ids),
-        Query(f"INSERT OR REPLACE INTO writes ({_KEY}, {_WRITE_REST}) SELECT ?, checkpoint_ns, "
-              f"checkpoint_id, {_WRITE_REST} FROM writes WHERE thread_id = ?", ids),
-    ]
-
-
-def prune(thread_ids: Sequence[str], strategy: str) -> list[Query]:
-    """Delete whole threads, or all but each namespace's newest checkpoint (left parentless)."""
-    threads = (json.dumps(prune_threads(thread_ids, strategy)),)
-    if strategy == "delete":
-        return [Query(f"DELETE FROM {table} WHERE thread_id {_IN_LIST}", threads)
-                for table in ("writes", "checkpoints")]
-    # writes go with the checkpoints deleted; writes of a checkpoint not yet published stay
-    return [
-        Query(f"DELETE FROM writes WHERE ({_KEY}) IN (SELECT {_KEY} FROM checkpoints "
-              f"WHERE thread_id {_IN_LIST} AND {_NOT_LATEST})", threads),
-        Query(f"DELETE FROM checkpoints WHERE thread_id {_IN_LIST} AND {_NOT_LATEST}", threads),
-        Query("UPDATE checkpoints SET parent_checkpoint_id = NULL "
-              f"WHERE thread_id {_IN_LIST}", threads),
-    ]
-
-
-# --- errors ------------------------------------------------------------------------------------
-_AIOSQLITE_CLOSED = ("Connection closed", "no active connection")
-
-
-def explain(exc: Exception) -> Exception | None:
-    """A clearer error for a driver error (what went wrong, what to do), or None to keep it."""
-    text = str(exc)
-    closed = isinstance(exc, sqlite3.ProgrammingError) and "closed" in text
-    if closed or text in _AIOSQLITE_CLOSED:
-        return RuntimeError("the saver's SQLite connection is closed: use the saver inside its "
-                            "`with ...from_conn_string(...)` block, or pass an open connection")
-    if "same thread" in text:
-        return RuntimeError(f"{text}: open the connection with sqlite3.connect(..., "
-                            "check_same_thread=False); the saver's lock makes that safe")
-    if "no such table" in text:
-        return RuntimeError(f"{text}: the checkpoint tables are missing; call saver.setup() "
-                            "(or leave is_setup False so the saver makes them) on a writable file")
-    if "readonly database" in text:
-        return PermissionError(f"{text}: the SQLite file is read-only; open a writable copy to "
-                               "save checkpoints (reading works)")
-    if "malformed JSON" in text:
-        return InvalidCheckpointError(f"a stored metadata value is not valid JSON ({text}); "
-                                      "the file is corrupt or was written by another program")
-    if "unable to open database file" in text:  # the file is open: it is the -wal/-shm beside it
-        return PermissionError(f"{text}: SQLite cannot create the -wal/-shm files beside the "
-                               "database; the file or its folder is read-only. Make them writable "
-                               "to save checkpoints (a WAL-mode file writes beside itself even "
-                               "to read)")
-    if "disk is full" in text or "disk I/O error" in text:
-        return StoreUnavailableError(
-            f"{text}: the disk holding the SQLite file is full or failing; this write was rolled "
-            "back, earlier checkpoints are intact. Free space, then resume the thread with "
-            "graph.invoke(None, config)")
-    if "database is locked" in text:
-        return TimeoutError(f"{text}: another process held the write lock for longer than the "
-                            f"busy timeout ({BUSY_TIMEOUT_MS // 1000} s unless PRAGMA busy_timeout "
-                            "was changed); run again when it lets go")
-    return None
