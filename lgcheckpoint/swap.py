@@ -28,7 +28,7 @@ MODULES: dict[str, str] = {
     "langgraph.cache": "lgcheckpoint.cache",
     "langgraph.cache.base": "lgcheckpoint.cache.base",
     "langgraph.cache.memory": "lgcheckpoint.cache.memory",
-    "langgraph.cache.redis": NOT_YET,
+    "langgraph.cache.redis": "Redis",
     "langgraph.cache.sqlite": "lgcheckpoint.cache.sqlite",
     "langgraph.callbacks": NOT_YET,
     "langgraph.channels": "lgcheckpoint.channels",  # every channel lives in one module
@@ -70,10 +70,10 @@ MODULES: dict[str, str] = {
     "langgraph.managed.base": "lgcheckpoint.managed",
     "langgraph.managed.is_last_step": "lgcheckpoint.managed",
     "langgraph.prebuilt": "lgcheckpoint.prebuilt",  # needs the messages extra
-    "langgraph.prebuilt.chat_agent_executor": "lgcheckpoint.prebuilt",
-    "langgraph.prebuilt.interrupt": "lgcheckpoint.prebuilt",
-    "langgraph.prebuilt.tool_node": "lgcheckpoint.prebuilt",
-    "langgraph.prebuilt.tool_validator": "lgcheckpoint.prebuilt",
+    "langgraph.prebuilt.chat_agent_executor": "lgcheckpoint.prebuilt.chat_agent_executor",
+    "langgraph.prebuilt.interrupt": "lgcheckpoint.prebuilt.interrupt",
+    "langgraph.prebuilt.tool_node": "lgcheckpoint.prebuilt.tool_node",
+    "langgraph.prebuilt.tool_validator": "lgcheckpoint.prebuilt.tool_validator",
     "langgraph.pregel": "lgcheckpoint.pregel",
     "langgraph.pregel.debug": "lgcheckpoint.pregel.debug",
     "langgraph.pregel.main": "lgcheckpoint.pregel",
@@ -136,13 +136,12 @@ OUT_OF_SCOPE: dict[str, str] = {
     "stores": "stores (long-term memory) are out of scope for lgcheckpoint",
     "Platform": "LangGraph Platform, remote graphs and the SDK are out of scope for lgcheckpoint",
     "v3 streaming": "the v3 streaming protocol is out of scope for lgcheckpoint",
+    "Redis": "the Redis cache is out of scope for lgcheckpoint (use the SQLite or memory cache)",
     "langgraph.config.get_store": "stores",
     "langgraph.runtime.BaseUser": "Platform",
     "langgraph.runtime.ServerInfo": "Platform",
-    "langgraph.prebuilt.InjectedStore": "stores",
-    "langgraph.prebuilt.tool_node.InjectedStore": "stores",
     "langgraph.prebuilt.ToolCallTransformer": "v3 streaming",
-}
+}  # prebuilt's InjectedStore is served: ToolNode refuses a tool that takes one, naming it
 
 EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt")  # need langchain-core
 EXTRA_HINT = 'pip install "lgcheckpoint[messages]"'

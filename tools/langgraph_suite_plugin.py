@@ -7,12 +7,14 @@ three things and nothing else:
    exceptions: LangGraph's test helpers that need real LangGraph, such as the conformance package,
    fail and are classified). At the end of the session it checks that no ``langgraph`` module is in
    ``sys.modules`` and writes the proof (blocked attempts, loaded modules) to the results file.
-2. **Stand-ins.** The rewritten tests import modules that lgcheckpoint does not have (out of scope,
-   LangGraph-private, or missing) from ``lgsuite_stub.<kind>.<path>``. Such a module hands out the
-   real lgcheckpoint object when one of the same name exists in a fallback module; otherwise a
-   stand-in class whose use raises ``OutOfScopeError`` / ``PrivateHelperError`` / ``MissingError``,
-   so the failing test names what it needed. Importing a stand-in never succeeds at *running*
-   anything; it only lets a test file collect so its other tests can run.
+2. **Stand-ins.** The rewritten tests import modules that lgcheckpoint does not serve whole (out of
+   scope, LangGraph-private, missing, or serving only some of the names asked for) from
+   ``lgsuite_stub.<kind>.<path>``. Such a module hands out each name exactly as
+   lgcheckpoint/swap.py serves it to a real program (``lgcheckpoint run``); a name the table
+   refuses becomes a stand-in class whose use raises ``OutOfScopeError`` / ``PrivateHelperError`` /
+   ``MissingError`` with the table's reason, so the failing test names what it needed. Importing
+   a stand-in never succeeds at *running* anything; it only lets a test file collect so its other
+   tests can run.
 3. **Recorder.** Every test's outcome and the first line of its error go to the JSON file named by
    ``LGSUITE_RESULTS``.
 
@@ -30,9 +32,6 @@ import sys
 import types
 
 STUB_ROOT = "lgsuite_stub"
-# where a stand-in module looks for a real object of the same name before handing out a stand-in
-FALLBACKS = ("lgcheckpoint.constants", "lgcheckpoint.types", "lgcheckpoint.errors",
-             "lgcheckpoint.checkpoint.base", "lgcheckpoint.pregel.checkpoint")
 
 
 class OutOfScopeError(Exception):
@@ -55,7 +54,6 @@ class RealLangGraphBlocked(ImportError):
 
 
 BLOCKED: list[str] = []
-ELSEWHERE: set[str] = set()  # LangGraph names a test got from a different lgcheckpoint module
 
 
 class Guard(importlib.abc.MetaPathFinder):
@@ -92,11 +90,13 @@ class PrivateConfigKey(str):
         raise PrivateHelperError(f"{self} is a LangGraph-private config key")
 
 
-def stand_in(kind: str, qualname: str) -> type:
-    """A class standing for ``qualname``; any use raises the error of ``kind``."""
+def stand_in(kind: str, qualname: str, reason: str = "") -> type:
+    """A class standing for ``qualname``; any use raises the error of ``kind`` (with swap.py's
+    reason for refusing it, when there is one)."""
+    said = f" ({reason})" if reason else ""
     return _StandInMeta(qualname.rsplit(".", 1)[-1], (), {
         "_lgsuite_error": ERRORS[kind], "_lgsuite_name": qualname,
-        "_lgsuite_kind": kind.replace("_", " ") + " for lgcheckpoint"})
+        "_lgsuite_kind": kind.replace("_", " ") + " for lgcheckpoint" + said})
 
 
 class StubModule(types.ModuleType):
@@ -106,26 +106,44 @@ class StubModule(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         _, kind, path = self.__name__.split(".", 2)
-        if f"{path}.{name}" in SHIMS:
-            return SHIMS[f"{path}.{name}"]
-        if f"{path}.{name}" in ALIASES and has_module(ALIASES[f"{path}.{name}"]):
-            ELSEWHERE.add(f"{path}.{name} -> {ALIASES[f'{path}.{name}']}")
-            return getattr(importlib.import_module(ALIASES[f"{path}.{name}"]), name)
-        if STUBS.get(self.__name__):  # the module we map this path to, if it has the name
-            module = importlib.import_module(STUBS[self.__name__])
-            if has_name(module, name):
-                return getattr(module, name)
-        if kind != "out_of_scope":  # the same name elsewhere in lgcheckpoint: used, and reported
-            for fallback in FALLBACKS:
-                module = importlib.import_module(fallback)
-                if has_name(module, name):
-                    ELSEWHERE.add(f"{path}.{name} -> {fallback}")
-                    return getattr(module, name)
-        if kind == "missing" and name.startswith("_"):  # a private name of a public module
+        qualified = f"{path}.{name}"
+        if qualified in SHIMS:
+            return SHIMS[qualified]
+        from lgcheckpoint import swap
+
+        if qualified in swap.MODULES:  # a LangGraph module read as an attribute of its parent
+            ours = swap.MODULES[qualified]
+            sub = "out_of_scope" if ours in swap.OUT_OF_SCOPE else "missing"
+            STUBS.setdefault(f"{STUB_ROOT}.{sub}.{qualified}",
+                             None if sub != "missing" or ours == swap.NOT_YET else ours)
+            return importlib.import_module(f"{STUB_ROOT}.{sub}.{qualified}")
+        reason = ""
+        if STUBS.get(self.__name__):  # swap's own stand-in for the module, which we serve
+            try:
+                return getattr(served(path, STUBS[self.__name__]), name)
+            except ImportError as refused:  # swap.NotInLgcheckpoint: the table's reason
+                reason = str(refused)
+        if qualified in swap.OUT_OF_SCOPE:
+            kind = "out_of_scope"
+        elif name.startswith("_"):  # a private name of a public module
             kind = "private"
         if kind == "private" and name.startswith("CONFIG_KEY_"):
-            return PrivateConfigKey(f"{path}.{name}")
-        return stand_in(kind, f"{path}.{name}")
+            return PrivateConfigKey(qualified)
+        return stand_in(kind, qualified, reason)
+
+
+def served(path: str, ours: str) -> types.ModuleType:
+    """swap.py's stand-in for LangGraph's module ``path`` (served by our ``ours``), built the way
+    ``lgcheckpoint run`` builds it, but not put in sys.modules (the guard keeps langgraph out)."""
+    from lgcheckpoint import swap
+
+    if path not in SERVED:
+        SERVED[path] = swap.LangGraphModule(path)
+        SERVED[path].__lgcheckpoint__ = ours
+    return SERVED[path]
+
+
+SERVED: dict[str, types.ModuleType] = {}
 
 
 class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -149,26 +167,6 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 # value (a test's fixture resets LangGraph's "already warned" registry: ours has none)
 SHIMS = {f"langgraph.checkpoint.serde.jsonplus._warned_{kind}_types": set()
          for kind in ("unregistered", "blocked", "unreconstructable")}
-# public LangGraph names we keep in another module (the swap-in gap is listed in README.md);
-# one whose module is not there yet is a stand-in like any missing name
-ALIASES: dict[str, str] = {f"langgraph.graph.{name}": "lgcheckpoint.messages"
-                           for name in ("MessagesState", "MessageGraph", "add_messages")}
-
-
-def has_module(name: str) -> bool:
-    try:
-        importlib.import_module(name)
-        return True
-    except ImportError:
-        return False
-
-
-def has_name(module: object, name: str) -> bool:
-    """hasattr, for a module that refuses a name it lacks with ImportError (the messages one)."""
-    try:
-        return hasattr(module, name)
-    except ImportError:
-        return False
 # No LangGraph-private name (a config key such as CONFIG_KEY_CHECKPOINTER, "__pregel_
 # checkpointer", or a private class such as _DeltaSnapshot) is ever translated to ours: a real
 # program would not get that translation, so a test that needs one counts as private.
@@ -234,5 +232,5 @@ def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("LGSUITE_RESULTS")
     if out:
         with open(out, "w") as f:
-            json.dump({"tests": RESULTS, "elsewhere": sorted(ELSEWHERE),
+            json.dump({"tests": RESULTS,
                        "guard": {"blocked": sorted(set(BLOCKED)), "loaded": loaded}}, f, indent=1)
