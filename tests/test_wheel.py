@@ -150,3 +150,17 @@ def test_course_opens_jupyterlab_on_chapter_00(tmp_path):
     finally:
         lab.terminate()
         lab.wait(timeout=30)
+
+
+def test_the_website_builds_on_the_installed_wheel(fresh, tmp_path):
+    """The course website from a wheel: its API reference reads the installed package's
+    docstrings (the pages and chapters come from the clone, as tools/website.py reads them)."""
+    bin_, env, wheel = fresh
+    run([bin_ / "pip", "install", "-q", f"{wheel}[docs]"], tmp_path, env, timeout=900)
+    where = run([bin_ / "python", "-c", "import lgcheckpoint; print(lgcheckpoint.__file__)"],
+                tmp_path, env).stdout
+    assert str(bin_.parent) in where, f"the site must document the installed wheel, not {where}"
+    run([bin_ / "python", ROOT / "tools" / "website.py", tmp_path / "site"], tmp_path, env,
+        timeout=900)
+    api = (tmp_path / "site" / "docs" / "site" / "api.html").read_text()
+    assert "lgcheckpoint.swap" in api and "lgcheckpoint.pregel.loop" in api
