@@ -172,6 +172,9 @@ RULES = [
     ("out_of_scope", "id", r"test_tracing_interops|test_utils\.py::test_runnable_callable_tracing",
      "LangSmith tracing (its client, a node's run tree)"),
     ("out_of_scope", "msg", r"astream_events", "astream_events"),
+    # Runtime.server_info comes from LangGraph Platform (swap.py refuses ServerInfo as Platform)
+    ("out_of_scope", "id", r"test_runtime\.py::test_server_info",
+     "LangGraph Platform (a run's server info)"),
     ("out_of_scope", "msg", r"has no attribute 'stream_events'|stream_mode 'tools'",
      "v3 streaming protocol (stream_events, the tools stream)"),
     ("private", "msg", r"PrivateHelperError: langgraph\.graph\.message\._",
@@ -376,8 +379,9 @@ def prepare(stem: str, root: Path, db_uri: str) -> Path:
     (run / "stubs.json").write_text(json.dumps(stubs, indent=1))
     (run / "part.json").write_text(json.dumps(part, indent=1))
     auto = "asyncio_mode = auto\n" if stem in ASYNCIO_AUTO else ""
+    # full assertion diffs, so a stand-in deep in an expected value is seen (plugin: _message)
     (run / "pytest.ini").write_text(f"[pytest]\n{auto}asyncio_default_fixture_loop_scope = "
-                                    "function\nfilterwarnings = ignore\n")
+                                    "function\nfilterwarnings = ignore\nverbosity_assertions = 2\n")
     return run
 
 
