@@ -3,7 +3,8 @@
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
 Mixed in from side trips: the async twins (aio.py: ainvoke, astream, aget_state, ...),
-clear_cache (caching.py), and a graph's questions about itself (introspect.py).
+clear_cache (caching.py), a graph's questions about itself (introspect.py), and langchain's
+Runnable methods (as_runnable.py: ``graph | step``, ``.map()``, ``.with_retry()``, ...).
 Next: checkpoint/base.py.
 """
 
@@ -25,6 +26,7 @@ from lgcheckpoint.guard import guarded
 from lgcheckpoint.pregel import caching, delta, introspect, live, state, update
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.aio import AsyncTwins
+from lgcheckpoint.pregel.as_runnable import RunnableFace, register_if_loaded
 from lgcheckpoint.pregel.caching import CacheClearing
 from lgcheckpoint.pregel.detect import CompiledGraph
 from lgcheckpoint.pregel.introspect import Introspection
@@ -87,7 +89,7 @@ class Run(NamedTuple):
                 yield (mode, payload) if many else payload
 
 
-class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
+class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -131,6 +133,7 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
         self.interrupt_after_nodes = interrupt_after_nodes
         self.name, self.config = name, config
         self.debug = bool(debug)  # None (not given) is False, the class default
+        register_if_loaded()  # isinstance(graph, Runnable), as in LangGraph (as_runnable.py)
         if auto_validate:
             validate_graph(self)  # a channel that does not exist fails here, not mid-run
         # which nodes can a write to this channel wake up?
