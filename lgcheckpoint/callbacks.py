@@ -30,7 +30,8 @@ except ImportError as exc:
 from lgcheckpoint.types import Interrupt
 
 __all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
-           "GraphLifecycleStatus", "GraphResumeEvent", "get_async_graph_callback_manager_for_config",
+           "GraphLifecycleStatus", "GraphResumeEvent",
+           "get_async_graph_callback_manager_for_config",
            "get_sync_graph_callback_manager_for_config"]
 
 logger = logging.getLogger(__name__)

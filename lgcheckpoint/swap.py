@@ -143,7 +143,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "langgraph.prebuilt.ToolCallTransformer": "v3 streaming",
 }  # prebuilt's InjectedStore is served: ToolNode refuses a tool that takes one, naming it
 
-EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt", "lgcheckpoint.callbacks")  # need langchain-core
+# need langchain-core
+EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt", "lgcheckpoint.callbacks")
 EXTRA_HINT = 'pip install "lgcheckpoint[messages]"'
 PRIVATE_HINT = {  # where to read our version of a LangGraph-private module a program reached for
     "langgraph.pregel._loop": "lgcheckpoint.pregel.loop",

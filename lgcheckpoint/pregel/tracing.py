@@ -10,7 +10,7 @@ runs and @task calls start from. An interrupt is the node run's error and the gr
 ``GraphCallbackHandler``s hear it (callbacks.py), and hear a run resume. A node's ``TracePolicy``
 changes what tracers record of its input and output; the node, the other handlers and the
 streams see the real values. Imported only for runs with callbacks (``runner.watched``,
-``Pregel._loop``). Next: pregel/messages_stream.py.
+``Pregel._loop``). End of the side trip from pregel/__init__.py.
 """
 
 from __future__ import annotations
