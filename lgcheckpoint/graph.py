@@ -29,7 +29,7 @@ from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home 
     allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
     schema_channels, unwrap_required,
 )
-from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10 as SinceV10
 from lgcheckpoint.warnings import renamed_option
@@ -49,6 +49,7 @@ class NodeSpec(NamedTuple):
     timeout: TimeoutPolicy | None = None  # per attempt; async nodes only (pregel/timeouts.py)
     error_handler: str | None = None  # the node that handles its errors (pregel/handlers.py)
     is_error_handler: bool = False  # a handler: node defaults never give it a handler of its own
+    trace_policy: TracePolicy | None = None  # what tracers record of its runs (pregel/tracing.py)
 
     @property
     def runnable(self) -> NodeSpec:
@@ -127,7 +128,8 @@ class StateGraph(WithNodeDefaults):
                  destinations: Sequence[str] | dict[str, str] | None = None,
                  cache_policy: CachePolicy | None = None,
                  timeout: float | timedelta | TimeoutPolicy | None = None,
-                 error_handler: Callable | None = None, **options: Any) -> StateGraph:
+                 error_handler: Callable | None = None, trace_policy: TracePolicy | None = None,
+                 **options: Any) -> StateGraph:
         """Add a node: add_node("name", fn) or add_node(fn) (named after the function)."""
         retry_policy = renamed_option(options, "retry", "retry_policy", retry_policy, SinceV05)
         input_schema = renamed_option(options, "input", "input_schema", input_schema, SinceV05)
@@ -163,7 +165,8 @@ class StateGraph(WithNodeDefaults):
             handler = HANDLER_PREFIX + node  # a name no user node can take (names "__*" are ours)
             self.nodes[handler] = self._handler_spec(error_handler, schema)
         self.nodes[node] = NodeSpec(action, schema, retry_policy, defer, ends,
-                                    cache_policy, timeout=timeout, error_handler=handler)
+                                    cache_policy, timeout=timeout, error_handler=handler,
+                                    trace_policy=trace_policy)
         return self
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
@@ -278,7 +281,8 @@ class StateGraph(WithNodeDefaults):
                               mapper_for(spec.input_schema), retry_policy=spec.retry_policy,
                               ends=spec.ends, subgraph=subgraph, managed=managed,
                               cache_policy=spec.cache_policy, timeout=spec.timeout,
-                              error_handler=spec.error_handler)
+                              error_handler=spec.error_handler,
+                              trace_policy=spec.trace_policy)
         for start, end in self.edges:
             if end != END:
                 nodes[start].edges.append(BRANCH_TO.format(end))

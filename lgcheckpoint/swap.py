@@ -30,7 +30,7 @@ MODULES: dict[str, str] = {
     "langgraph.cache.memory": "lgcheckpoint.cache.memory",
     "langgraph.cache.redis": "Redis",
     "langgraph.cache.sqlite": "lgcheckpoint.cache.sqlite",
-    "langgraph.callbacks": NOT_YET,
+    "langgraph.callbacks": "lgcheckpoint.callbacks",  # needs the messages extra
     "langgraph.channels": "lgcheckpoint.channels",  # every channel lives in one module
     "langgraph.channels.any_value": "lgcheckpoint.channels",
     "langgraph.channels.base": "lgcheckpoint.channels",
@@ -143,7 +143,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "langgraph.prebuilt.ToolCallTransformer": "v3 streaming",
 }  # prebuilt's InjectedStore is served: ToolNode refuses a tool that takes one, naming it
 
-EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt")  # need langchain-core
+# need langchain-core
+EXTRA = ("lgcheckpoint.messages", "lgcheckpoint.prebuilt", "lgcheckpoint.callbacks")
 EXTRA_HINT = 'pip install "lgcheckpoint[messages]"'
 PRIVATE_HINT = {  # where to read our version of a LangGraph-private module a program reached for
     "langgraph.pregel._loop": "lgcheckpoint.pregel.loop",

@@ -292,6 +292,21 @@ class CachePolicy:
     ttl: int | None = None  # seconds an entry lives; None: until the cache is cleared
 
 
+@dataclass(frozen=True)
+class TracePolicy:
+    """What tracers record of a node's run: each processor maps the real input (or output) to
+    the value recorded. The node, the other callbacks and the streams see the real one; a
+    processor that raises records the real value (pregel/tracing.py)."""
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict:
+    """A TracePolicy processor that records nothing of the value (the run and its timing stay)."""
+    return {}
+
+
 class CacheKey(NamedTuple):
     """Where a task's writes are cached: (namespace, key) in the cache, and for how long."""
 

@@ -22,7 +22,7 @@ LAYERS = [
     ("storage", ["checkpoint", "cache"]),
     # the words every layer above speaks: reserved names, the values users hand in, the errors;
     # inside this layer: response_schema, then types, then errors and constants
-    ("vocabulary", ["warnings", "response_schema", "types", "errors", "constants"]),
+    ("vocabulary", ["warnings", "response_schema", "types", "callbacks", "errors", "constants"]),
     # where state lives between steps, and the values computed per step
     ("state", ["channels", "managed"]),
     # what the engine hands a node besides its state (context=, the stream writer, heartbeat)

@@ -179,10 +179,6 @@ RULES = [
      "v3 streaming protocol (stream_events, the tools stream)"),
     ("private", "msg", r"PrivateHelperError: langgraph\.graph\.message\._",
      "LangGraph-private helper"),
-    # its node "agent" is prompt | llm | parser: the drawing's node id is LangChain's own
-    # (["langchain", "schema", ...]); running it needs Runnable.invoke
-    ("missing", "id", r"test_large_cases\.py::test_conditional_state_graph\[",
-     "a langchain Runnable as a node (a RunnableSequence: its serialized id, its invoke)"),
     ("private", "msg", r"PrivateHelperError", "LangGraph-private helper"),
     # a LangGraph-private constant (PULL, PUSH, INPUT ...) in a test's expected values: the swap
     # table refuses LangGraph's private modules, so the stand-in differs from the value

@@ -301,6 +301,10 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGra
 
             messages_stream.listen(run.config, lambda ns, chunk: to_caller(ns, "messages", chunk),
                                    run.subgraphs, loop.namespace)
+        if run.config.get("callbacks"):  # a langchain run, its tasks its children (tracing.py)
+            from lgcheckpoint.pregel import tracing
+
+            loop.trace = tracing.GraphRun(self, input, run.config)
         return loop
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
@@ -313,15 +317,22 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGra
 
     def _raise_outcome(self, loop: PregelLoop, run: Run, error: BaseException | None,
                        suppressed: bool) -> None:
-        if error is not None and not suppressed:
-            raise error
+        outcome = error if error is not None and not suppressed else self._stopped(loop, run)
+        if loop.trace is not None:  # langchain callbacks hear how the run ended (tracing.py)
+            loop.trace.end(loop, outcome, error)
+        if outcome is not None:
+            raise outcome
+
+    def _stopped(self, loop: PregelLoop, run: Run) -> BaseException | None:
+        """The error of a run that stopped before its end, if it did."""
         if loop.status == "draining":  # stopped between steps: saved, resumable with None
-            raise GraphDrained(run.config[CONF][RUNTIME].control.drain_reason)
+            return GraphDrained(run.config[CONF][RUNTIME].control.drain_reason)
         if loop.status == "out_of_steps":
-            raise GraphRecursionError(
+            return GraphRecursionError(
                 f"Recursion limit of {run.config['recursion_limit']} reached without hitting a "
                 "stop condition. You can increase the limit by setting the `recursion_limit` "
                 "config key, e.g. invoke(input, {'recursion_limit': 100}).")
+        return None
 
     # --- state outside a run ------------------------------------------------------------------
     def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:

@@ -58,6 +58,7 @@ def call_node(call: Call, default_policy: Sequence[RetryPolicy]) -> CallNode:
     else:
         def run(_input: Any, **injected: Any) -> Any:
             return func(*args, **kwargs, **injected)
+    run.__wrapped__ = func  # type: ignore[attr-defined]  # tracing.py names the arguments
     return CallNode(call.name, run, [PUSH], [], frozenset(),
                     retry_policy=call.retry_policy or default_policy, injects=call.injects,
                     timeout=call.timeout)

@@ -82,6 +82,8 @@ class Caches:
 class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
+    trace: Any = None  # the run as langchain callbacks see it (pregel/tracing.py), if it has any
+
     def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
                  saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
         self.graph, self.spec = graph, run  # spec: config, saver, durability, breakpoints, output
@@ -110,6 +112,8 @@ class PregelLoop:
     def run(self) -> Iterator[list[Task]]:
         """Input, then super-steps until no node is triggered; yields each step's tasks to run."""
         self.apply_input()
+        if self.trace is not None:  # langchain callbacks hear a resumed run (tracing.py)
+            self.trace.resumed(self)
         while self.tick():  # prepare the next tasks; False when none is triggered
             todo = [t for t in self.tasks.values() if not t.writes]
             self.running = {t.id for t in todo}

@@ -8,8 +8,8 @@ handler, which streams ``(chunk, metadata)`` with the node's metadata. A message
 returns that no token announced (a model tagged ``nostream``, a message built by hand) is
 streamed whole, once: the handler remembers message ids, and those already in the node's input.
 Without ``subgraphs=True`` only the run's own graph streams: a subgraph's messages arrive whole,
-when the node that ran it returns. Only this module imports langchain-core, and only when a run
-asks for "messages" (or passes callbacks). End of the side trip from pregel/__init__.py.
+when the node that ran it returns. Imported, with langchain-core, only when a run asks for
+"messages" or passes callbacks (then pregel/tracing.py calls ``watch``). Next: callbacks.py.
 """
 
 from __future__ import annotations

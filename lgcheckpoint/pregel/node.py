@@ -130,6 +130,7 @@ class Node:
     injects: tuple[str, ...] | None = None  # INJECTABLE names it declares (None: look them up)
     timeout: TimeoutPolicy | None = None  # for each attempt (async nodes only: pregel/timeouts.py)
     error_handler: str | None = None  # the node that runs if this one fails (handlers.py)
+    trace_policy: Any = None  # a TracePolicy: what tracers record of its runs (tracing.py)
 
     def __post_init__(self) -> None:
         if is_runnable(self.func):  # invoked with the task's config, as LangGraph does

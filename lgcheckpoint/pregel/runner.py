@@ -70,13 +70,14 @@ def injected(task: Task, name: str) -> Any:
 
 
 def watched(task: Task, call: Callable[[Task], Any]) -> Any:
-    """call(task), in view of the run's langchain callbacks if it has any: then a chat model
-    the node calls streams its tokens (stream_mode="messages", pregel/messages_stream.py)."""
+    """call(task), in view of the run's langchain callbacks if it has any: then the task is a
+    traced run (pregel/tracing.py) and a chat model the node calls streams its tokens
+    (stream_mode="messages", pregel/messages_stream.py)."""
     if not task.config.get("callbacks"):
         return call(task)
-    from lgcheckpoint.pregel import messages_stream  # langchain-core: only for such runs
+    from lgcheckpoint.pregel import tracing  # langchain-core: only for such runs
 
-    return messages_stream.watch(task, call, task_config(task))
+    return tracing.watch(task, call, task_config(task))
 
 
 def call_node(task: Task) -> Any:

@@ -147,3 +147,18 @@ def test_a_graph_inside_langchain_compositions() -> None:
         return (isinstance(app, Runnable), (before | app).invoke(3),
                 parallel.invoke({"x": 1, "seen": []}), (before | app | before.map()).get_name())
     run_both(scenario)
+
+
+def test_astream_log_shows_each_node_run_streamed_and_finished() -> None:
+    """With langchain callbacks (pregel/tracing.py), astream_log's handler sees the graph's run and
+    each node's run: its streamed output, its final output, in order (ids and times aside)."""
+    def scenario(lib):
+        app, _ = counter_graph(lib)
+
+        async def patches() -> list:
+            return [(op["op"], op["path"], op["value"] if op["path"].endswith("output/-")
+                     or op["path"].endswith("final_output") else None)
+                    async for log in app.astream_log({"x": 1, "seen": []}) for op in log.ops
+                    if not op["path"].endswith("end_time")]
+        return asyncio.run(patches())
+    run_both(scenario)
