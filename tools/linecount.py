@@ -20,7 +20,7 @@ PARTS = {
         "errors.py",
         "response_schema.py",
         "warnings.py",
-        "channels.py",
+        "channels",
         "graph.py",
         "managed.py",
         "state_schema.py",

@@ -2,7 +2,7 @@
 
 graph.py builds these from the StateGraph; algo.py schedules them; runner.py calls them.
 The writes of one task come in LangGraph's order: state updates, Command gotos, static edges,
-joins, then conditional edges. Next: channels.py (where a node's writes land).
+joins, then conditional edges. Next: channels/base.py (where a node's writes land).
 """
 
 from __future__ import annotations
