@@ -24,7 +24,8 @@ from lgcheckpoint.managed import ManagedValueSpec, is_managed_value
 from lgcheckpoint.node_defaults import NodeDefaults, WithNodeDefaults
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.handlers import HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
+from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.pregel.runnables import is_runnable, runnable_map
 from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home was here)
     allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
     schema_channels, unwrap_required,

@@ -14,7 +14,7 @@ its own (an InMemorySaver inside a graph on SQLite) would forget its finished no
 
 A graph invoked inside a node with its own thread_id (or checkpoint_ns / checkpoint_id) is no
 subgraph at all: it runs as a root graph on that thread (see is_own_run).
-End of the side trip from pregel/node.py.
+Next: pregel/parent_commands.py.
 """
 
 from __future__ import annotations
