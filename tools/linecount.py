@@ -22,6 +22,8 @@ PARTS = {
         "warnings.py",
         "channels",
         "graph.py",
+        "graph_checks.py",
+        "graph_shortcuts.py",
         "managed.py",
         "state_schema.py",
         "node_defaults.py",
