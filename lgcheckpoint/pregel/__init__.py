@@ -2,9 +2,10 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
-Mixed in from side trips: the async twins (aio.py: ainvoke, astream, aget_state, ...),
-clear_cache (caching.py), and a graph's questions about itself (introspect.py); a run's
-options are checked and completed in options.py.
+Mixed in from side trips: get_state and get_state_history (state.py), update_state
+(update.py), the async twins (aio.py: ainvoke, astream, aget_state, ...), clear_cache
+(caching.py), and a graph's questions about itself (introspect.py); a run's options are
+checked and completed in options.py.
 Next: checkpoint/base.py.
 """
 
@@ -22,7 +23,7 @@ from lgcheckpoint.constants import (
 )
 from lgcheckpoint.errors import GraphDrained, GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import guarded
-from lgcheckpoint.pregel import caching, delta, introspect, live, state, update
+from lgcheckpoint.pregel import caching, delta, introspect, live, state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.aio import AsyncTwins
 from lgcheckpoint.pregel.caching import CacheClearing
@@ -35,10 +36,12 @@ from lgcheckpoint.pregel.builder import (
     ChannelWriteEntry, NodeBuilder, PregelNode, compile_nodes, named_channels,
 )
 from lgcheckpoint.pregel.saves import SaveQueue, SyncSaveQueue
+from lgcheckpoint.pregel.state import StateReading
 from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
+from lgcheckpoint.pregel.update import StateUpdating
 from lgcheckpoint.pregel.subgraphs import load_before, locate_run, replay_bound, resolve_saver
 from lgcheckpoint.runtime import RunControl, run_runtime
-from lgcheckpoint.types import All, CachePolicy, RetryPolicy, StateSnapshot, StateUpdate
+from lgcheckpoint.types import All, CachePolicy, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option
 
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
@@ -78,7 +81,8 @@ class Run(NamedTuple):
                 yield (mode, payload) if many else payload
 
 
-class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
+class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspection,
+             CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -310,32 +314,3 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, CompiledGraph):
                 f"Recursion limit of {run.config['recursion_limit']} reached without hitting a "
                 "stop condition. You can increase the limit by setting the `recursion_limit` "
                 "config key, e.g. invoke(input, {'recursion_limit': 100}).")
-
-    # --- state outside a run ------------------------------------------------------------------
-    def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
-        """The thread's latest state (or the checkpoint config names), with what runs next."""
-        graph, config, saver = state.locate(self, config)
-        return state.snapshot(graph, config, saver.get_tuple(config), saver, recurse=subgraphs,
-                              live="checkpoint_id" not in config[CONF])
-
-    def get_state_history(self, config: dict, *, filter: dict | None = None,
-                          before: dict | None = None, limit: int | None = None
-                          ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
-        graph, config, saver = state.locate(self, config)
-        config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
-        # lazily, one tuple at a time: no saver of ours holds a lock or cursor while list() yields
-        # (SQLite and Postgres read a page at a time), so a snapshot may read the saver (delta
-        # channels), and each tuple is dropped once its snapshot is built
-        for saved in saver.list(config, filter=filter, before=before, limit=limit):
-            yield state.snapshot(graph, saved.config, saved, saver)
-
-    def update_state(self, config: dict, values: Any, as_node: str | None = None,
-                     task_id: str | None = None) -> dict:
-        """Write values as if node `as_node` returned them; a new checkpoint (source "update"):
-        a bulk update of one superstep of one update."""
-        return update.bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
-
-    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
-        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
-        return update.bulk_update_state(self, config, supersteps)

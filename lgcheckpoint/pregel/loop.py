@@ -19,9 +19,9 @@ from lgcheckpoint.checkpoint.base import (
     RunnableConfig, copy_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
-    NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME,
-    RESUME_MAP, RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
+    CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
+    NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, REPLAYING, RESUME,
+    RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, InvalidUpdateError
 from lgcheckpoint.pregel import caching, handlers
@@ -30,17 +30,17 @@ from lgcheckpoint.pregel.algo import (
     InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
+from lgcheckpoint.pregel.command_input import command_writes
 from lgcheckpoint.pregel.checkpoint import (
     changed_values, channel_values, channels_from_checkpoint, create_checkpoint, empty_checkpoint,
     new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.delta import DeltaBook
-from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
 from lgcheckpoint.pregel.subgraphs import Replay
 from lgcheckpoint.pregel.view import StateView, key_lists
 from lgcheckpoint.pregel.write_ids import stamp_writes
-from lgcheckpoint.types import All, Command, Send, update_as_tuples
+from lgcheckpoint.types import All, Command
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
@@ -246,29 +246,9 @@ class PregelLoop:
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task, saved
-        now (a fork applies them to its copy instead)."""
-        if cmd.graph == Command.PARENT:
-            raise InvalidUpdateError("There is no parent graph")
-        # {interrupt id: answer}: each interrupt gets its own answer
-        resume_map = isinstance(cmd.resume, dict) and all(is_interrupt_id(k) for k in cmd.resume)
-        if cmd.resume is not None:
-            if not self.spec.saver:
-                raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
-                                   "compile(checkpointer=InMemorySaver()) and pass a thread_id")
-            if resume_map:
-                self.spec.config[CONF][RESUME_MAP] = cmd.resume
-            elif len(self.pending_interrupts()) > 1:
-                raise RuntimeError(
-                    "When there are multiple pending interrupts, you must specify the interrupt "
-                    "id when resuming: Command(resume={interrupt.id: value, ...})")
-        # unlike a node's goto, the input's keeps END (LangGraph saves that write too)
-        writes = [(TASKS, t) if isinstance(t, Send) else (BRANCH_TO.format(t), START)
-                  for t in goto_targets(cmd.goto)]
-        if cmd.resume is not None and not resume_map:
-            writes.append((RESUME, cmd.resume))
-        writes.extend(update_as_tuples(cmd.update))
-        if not writes and not resume_map:
-            raise EmptyInputError("Received empty Command input")
+        now (a fork applies them to its copy instead); checked in command_input.py."""
+        conf = self.spec.config[CONF]
+        writes = command_writes(cmd, conf, self.spec.saver, self.pending_writes)
         if not forks:
             self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
         return [(NULL_TASK_ID, c, v) for c, v in writes]
@@ -287,12 +267,6 @@ class PregelLoop:
         conf = self.spec.config[CONF]
         answer = [v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME]
         conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
-
-    def pending_interrupts(self) -> set[str]:
-        """Ids of interrupts still waiting for an answer (their task never finished)."""
-        finished = {t for t, c, _ in self.pending_writes if c not in CONTROL_WRITES}
-        return {i.id for t, c, v in self.pending_writes
-                if c == INTERRUPT and t not in finished for i in v}
 
     # --- steps -----------------------------------------------------------------------------
     def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:
@@ -468,23 +442,8 @@ class PregelLoop:
             self.emit_fn(mode, payload)
 
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
-        """Stream what a task just wrote: its updates, or the interrupt it raised."""
-        if task.node.hidden:
-            return
-        if writes[0][0] == INTERRUPT:
-            if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
-                return
-            interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
-            self.emit("updates", {INTERRUPT: interrupts})
-            if "values" in self.modes:
-                values = self.read_output()  # a single-value state's value is left out
-                self.emit("values", {**(values if isinstance(values, dict) else {}),
-                                     INTERRUPT: interrupts})
-        elif writes[0][0] != ERROR and "updates" in self.modes:
-            self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
-        if not cached and "tasks" in self.modes:
-            self.emit("tasks", out.task_result_payload(self.graph, task, writes))
-
+        """Stream what a task just wrote: its updates, or the interrupt it raised (stream.py)."""
+        out.task_output(self, task, writes, cached)
 
 def input_writes(input_channels: str | list[str], value: Any) -> list:
     """The writes an input makes: one input channel takes the value itself; several, the
@@ -535,8 +494,3 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
     if source in ("update", "fork") and not superseded:
         return REPLAY
     return FORK
-
-
-def is_interrupt_id(key: Any) -> bool:
-    """Interrupt ids are 32 lowercase hex digits (an xxh3-128 digest)."""
-    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)

@@ -1,6 +1,7 @@
 """What each stream mode shows: the chunk shapes of updates, tasks, checkpoints and debug.
 
-Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: pregel/debug.py.
+Functions from loop state to plain dicts, in LangGraph's shapes (task_output also emits what a
+task wrote). Next: pregel/debug.py.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, PUSH, RETURN, START
 from lgcheckpoint.pregel.algo import Task, key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import GraphOutput, PregelTask
@@ -39,6 +40,25 @@ def updates_payload(keys: list[str] | str, task: Task, writes: list, cached: boo
     if cached:
         payload["__metadata__"] = {"cached": True}
     return payload
+
+
+def task_output(loop: PregelLoop, task: Task, writes: list, cached: bool = False) -> None:
+    """Stream what a task just wrote: its updates, or the interrupt it raised."""
+    if task.node.hidden:
+        return
+    if writes[0][0] == INTERRUPT:
+        if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
+            return
+        interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
+        loop.emit("updates", {INTERRUPT: interrupts})
+        if "values" in loop.modes:
+            values = loop.read_output()  # a single-value state's value is left out
+            loop.emit("values", {**(values if isinstance(values, dict) else {}),
+                                 INTERRUPT: interrupts})
+    elif writes[0][0] != ERROR and "updates" in loop.modes:
+        loop.emit("updates", updates_payload(loop.spec.output_keys, task, writes, cached))
+    if not cached and "tasks" in loop.modes:
+        loop.emit("tasks", task_result_payload(loop.graph, task, writes))
 
 
 def task_payload(task: Task) -> dict:
