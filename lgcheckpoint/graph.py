@@ -29,7 +29,7 @@ from lgcheckpoint.pregel.node import Branch, Node
 from lgcheckpoint.pregel.runnables import is_runnable, runnable_map
 from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home was here)
     allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
-    schema_channels, unwrap_required,
+    schema_channels, typed, unwrap_required,
 )
 from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
@@ -153,10 +153,7 @@ class StateGraph(GraphShortcuts, WithNodeDefaults):
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
         """a -> b: b runs after a. [a, b] -> c: c runs once both a and b have run."""
-        if END in ([start_key] if isinstance(start_key, str) else start_key):
-            raise ValueError("END cannot be a start node")
-        if end_key == START:
-            raise ValueError("START cannot be an end node")
+        checks.edge_ends(start_key, end_key)
         if isinstance(start_key, str):
             self.edges.add((start_key, end_key))
             return self
@@ -278,11 +275,3 @@ class CompiledStateGraph(Pregel):
     def typed_state(self, values: Any) -> Any:
         """version="v2" checkpoints: a dataclass or pydantic state schema gets an instance."""
         return typed(self.builder.state_schema, self.stream_channels, values)
-
-
-def typed(schema: Any, keys: Any, values: Any) -> Any:
-    """values as an instance of a dataclass or pydantic schema (a single-value state: as is)."""
-    mapper = mapper_for(schema)
-    if mapper is None or not isinstance(values, dict) or keys in (ROOT, [ROOT]):
-        return values
-    return mapper(values)

@@ -54,6 +54,14 @@ def new_node(nodes: dict, node: str, action: Any) -> None:
                          f"node names: rename `{node}`")
 
 
+def edge_ends(start_key: str | list[str], end_key: str) -> None:
+    """add_edge: END starts nothing and START ends nothing."""
+    if END in ([start_key] if isinstance(start_key, str) else start_key):
+        raise ValueError("END cannot be a start node")
+    if end_key == START:
+        raise ValueError("START cannot be an end node")
+
+
 def edges(graph: StateGraph, interrupt: Sequence[str]) -> None:
     """Every edge, branch target and breakpoint names a node; START has an edge."""
     # a join's nodes were checked by add_edge; plain edges and branches are checked here

@@ -8,7 +8,6 @@ never precedes the writes that produced it. Next: pregel/saves.py.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,7 +19,7 @@ from lgcheckpoint.checkpoint.base import (
 )
 from lgcheckpoint.constants import (
     CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
-    NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, REPLAYING, RESUME,
+    NO_WRITES, NS_END, NULL_TASK_ID, REPLAYING, RESUME,
     RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, InvalidUpdateError
@@ -30,14 +29,14 @@ from lgcheckpoint.pregel.algo import (
     InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
-from lgcheckpoint.pregel.command_input import command_writes
+from lgcheckpoint.pregel.run_input import command_writes, input_writes, share_null_resume
 from lgcheckpoint.pregel.checkpoint import (
     changed_values, channel_values, channels_from_checkpoint, create_checkpoint, empty_checkpoint,
     new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.delta import DeltaBook
 from lgcheckpoint.pregel.saves import Put, SaveQueue
-from lgcheckpoint.pregel.subgraphs import Replay
+from lgcheckpoint.pregel.subgraphs import Replay, replay_start
 from lgcheckpoint.pregel.view import StateView, key_lists
 from lgcheckpoint.pregel.write_ids import stamp_writes
 from lgcheckpoint.types import All, Command
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
 
 Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
-logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -189,7 +187,9 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.start.replaying = rewinds or self.start.superseded
-        replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
+        # where per-thread subgraphs replay from, if the run goes back (subgraphs.py)
+        since = replay_start(self.metadata, self.saved.parent_config, self.start.id)
+        replay = Replay(since) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         command = []
@@ -202,7 +202,7 @@ class PregelLoop:
             updated = self.apply([InputWrites(null_writes)])
             if self.start.updated is not None:
                 self.start.updated |= updated
-        self.share_null_resume()
+        share_null_resume(conf, self.pending_writes)  # Command(resume=v): one slot (run_input.py)
         if case == FRESH:
             self.start_fresh()
         else:
@@ -210,13 +210,6 @@ class PregelLoop:
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
             conf[REPLAYING] = replay  # per-thread subgraphs go back in time too (subgraphs.py)
-
-    def replay_start(self) -> str:
-        """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
-        that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
-        if self.metadata.get("source") in ("update", "fork") and self.saved.parent_config:
-            return self.saved.parent_config[CONF]["checkpoint_id"]
-        return self.start.id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
@@ -246,7 +239,7 @@ class PregelLoop:
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task, saved
-        now (a fork applies them to its copy instead); checked in command_input.py."""
+        now (a fork applies them to its copy instead); checked in run_input.py."""
         conf = self.spec.config[CONF]
         writes = command_writes(cmd, conf, self.spec.saver, self.pending_writes)
         if not forks:
@@ -261,12 +254,6 @@ class PregelLoop:
             raise InvalidUpdateError(  # refused before anything is saved
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return input_writes(self.graph.input_channels, value)
-
-    def share_null_resume(self) -> None:
-        """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
-        conf = self.spec.config[CONF]
-        answer = [v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME]
-        conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
 
     # --- steps -----------------------------------------------------------------------------
     def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:
@@ -444,22 +431,6 @@ class PregelLoop:
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
         """Stream what a task just wrote: its updates, or the interrupt it raised (stream.py)."""
         out.task_output(self, task, writes, cached)
-
-def input_writes(input_channels: str | list[str], value: Any) -> list:
-    """The writes an input makes: one input channel takes the value itself; several, the
-    dict's values by key (other keys are left out with a warning, as in LangGraph)."""
-    if value is None:
-        return []
-    if isinstance(input_channels, str):
-        return [(input_channels, value)]
-    if not isinstance(value, dict):
-        raise TypeError(f"Expected the input to be a dict with keys among {input_channels}, "
-                        f"got {type(value).__name__}")
-    for key in value:
-        if key not in input_channels:
-            logger.warning(f"Input channel {key} not found in {input_channels}")
-    return [(k, v) for k, v in value.items() if k in input_channels]
-
 
 FRESH, RESUME_RUN, REPLAY, FORK = "fresh", "resume", "replay", "fork"
 

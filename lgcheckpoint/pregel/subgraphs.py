@@ -81,6 +81,14 @@ class Replay:
         return first
 
 
+def replay_start(metadata: dict, parent_config: dict | None, loaded_id: str) -> str:
+    """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
+    that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
+    if metadata.get("source") in ("update", "fork") and parent_config:
+        return parent_config[CONF]["checkpoint_id"]
+    return loaded_id
+
+
 def replay_bound(conf: dict) -> str | None:
     """For a subgraph call of a time-travelling run, the checkpoint id it loads from before;
     None if the call loads as usual (its latest checkpoint, or the one it names)."""

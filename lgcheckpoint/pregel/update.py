@@ -13,7 +13,7 @@ saved and saves one new checkpoint. A superstep is one of four variants:
     as node(s)              | each update as that node's result: its edges | "update"
                             | fire; the edited checkpoint keeps the writes  |
 
-Next: pregel/command_input.py.
+Next: pregel/run_input.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channel_values, create_checkpoint, migrate_pending_sends, new_channel_versions,
 )
-from lgcheckpoint.pregel.loop import input_writes
+from lgcheckpoint.pregel.run_input import input_writes
 from lgcheckpoint.pregel.node import Node, branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded

@@ -1,14 +1,16 @@
-"""A Command as a run's input: its resume answers, state update and goto become writes of the
-null task (``PregelLoop.apply_command`` saves them), after the checks that make a resume
-unambiguous. End of the side trip from pregel/loop.py.
+"""A run's input as writes: a dict's values to the input channels; a Command's resume answers,
+state update and goto as writes of the null task (``PregelLoop.apply_command`` saves them),
+after the checks that make a resume unambiguous. End of the side trip from pregel/loop.py.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from lgcheckpoint.constants import (
-    BRANCH_TO, CONTROL_WRITES, INTERRUPT, RESUME, RESUME_MAP, START, TASKS,
+    BRANCH_TO, CONTROL_WRITES, INTERRUPT, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, RESUME,
+    RESUME_MAP, START, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, InvalidUpdateError
 from lgcheckpoint.pregel.node import goto_targets
@@ -16,6 +18,24 @@ from lgcheckpoint.types import Command, Send, update_as_tuples
 
 if TYPE_CHECKING:
     from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
+
+logger = logging.getLogger(__name__)
+
+
+def input_writes(input_channels: str | list[str], value: Any) -> list:
+    """The writes an input makes: one input channel takes the value itself; several, the
+    dict's values by key (other keys are left out with a warning, as in LangGraph)."""
+    if value is None:
+        return []
+    if isinstance(input_channels, str):
+        return [(input_channels, value)]
+    if not isinstance(value, dict):
+        raise TypeError(f"Expected the input to be a dict with keys among {input_channels}, "
+                        f"got {type(value).__name__}")
+    for key in value:
+        if key not in input_channels:
+            logger.warning(f"Input channel {key} not found in {input_channels}")
+    return [(k, v) for k, v in value.items() if k in input_channels]
 
 
 def command_writes(cmd: Command, conf: dict, saver: BaseCheckpointSaver | None,
@@ -57,3 +77,9 @@ def pending_interrupts(pending_writes: list) -> set[str]:
 def is_interrupt_id(key: Any) -> bool:
     """Interrupt ids are 32 lowercase hex digits (an xxh3-128 digest)."""
     return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
+
+
+def share_null_resume(conf: dict, pending_writes: list) -> None:
+    """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
+    answer = [v for t, c, v in pending_writes if t == NULL_TASK_ID and c == RESUME]
+    conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
