@@ -64,25 +64,19 @@ class Run(NamedTuple):
     part: Any = None  # version="v2": makes each chunk a typed dict (stream.v2_part)
 
     def drain(self) -> Iterator[Any]:
-        """Chunks collected since the last drain, shaped as the caller asked."""
+        """Chunks collected since the last drain, shaped as the caller asked (stream.py)."""
         many = isinstance(self.stream_mode, (list, tuple))
         wanted = stream_modes(self.stream_mode)
         while self.chunks:
             ns, mode, payload = self.chunks.popleft()
             if mode in self.printed:
                 out.print_chunk(ns, mode, payload, self.subgraphs)
-            if mode not in wanted:
-                continue
-            if self.part is not None:
-                yield self.part(ns, mode, payload)
-            elif self.subgraphs:
-                yield (ns, mode, payload) if many else (ns, payload)
-            else:
-                yield (mode, payload) if many else payload
+            if mode in wanted:
+                yield out.shaped(ns, mode, payload, many, self.subgraphs, self.part)
 
 
 class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspection,
-             CompiledGraph):
+             out.TypedValues, CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -148,14 +142,6 @@ class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspecti
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, version=version, **kwargs))
         return out.collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
-
-    def typed_output(self, values: Any) -> Any:
-        """version="v2"'s values: the output as read (a StateGraph builds its type)."""
-        return values
-
-    def typed_state(self, values: Any) -> Any:
-        """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
-        return values
 
     @partial(guarded, restore=state.restore)  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, PUSH, RETURN, START
 from lgcheckpoint.pregel.algo import Task, key_list
@@ -192,6 +192,30 @@ def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
         if isinstance((inner or {}).get("values"), dict) and START not in inner.get("next", ()):
             inner["values"] = graph.typed_state(inner["values"])
     return {"type": mode, "ns": ns, "data": payload}
+
+
+def shaped(ns: tuple, mode: str, payload: Any, many: bool, subgraphs: bool,
+           part: Callable | None) -> Any:
+    """One chunk as stream() yields it: the payload, with its mode if several were asked for,
+    its namespace with subgraphs=True; version="v2": a typed dict (v2_part)."""
+    if part is not None:
+        return part(ns, mode, payload)
+    if subgraphs:
+        return (ns, mode, payload) if many else (ns, payload)
+    return (mode, payload) if many else payload
+
+
+class TypedValues:
+    """Mixed into Pregel: the values version="v2" streams, as read; a StateGraph's compiled
+    graph overrides both to build its schemas' types (graph.py)."""
+
+    def typed_output(self, values: Any) -> Any:
+        """version="v2"'s values: the output as read (a StateGraph builds its type)."""
+        return values
+
+    def typed_state(self, values: Any) -> Any:
+        """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
+        return values
 
 
 def check_version(version: str) -> None:
