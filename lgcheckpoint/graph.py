@@ -8,26 +8,28 @@ add_edge([a, b], c) adds a barrier ``join:a+b:c``. Next: pregel/node.py (what co
 
 from __future__ import annotations
 
-import warnings
 from datetime import timedelta
 from types import GenericAlias
-from typing import Any, Callable, NamedTuple, Sequence, get_args
+from typing import Any, Callable, NamedTuple, Sequence
 
 from lgcheckpoint.cache.base import check_cache
 from lgcheckpoint.channels import (
     Channel, EphemeralValue, LastValue, LastValueAfterFinish, NamedBarrierValue,
     NamedBarrierValueAfterFinish,
 )
-from lgcheckpoint.constants import BRANCH_TO, END, NS_END, NS_SEP, RESERVED, ROOT, START
+from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START
+from lgcheckpoint import graph_checks as checks
 from lgcheckpoint.errors import refuse_unimplemented
+from lgcheckpoint.graph_shortcuts import GraphShortcuts
 from lgcheckpoint.managed import ManagedValueSpec, is_managed_value
 from lgcheckpoint.node_defaults import NodeDefaults, WithNodeDefaults
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.handlers import HANDLER_PREFIX
-from lgcheckpoint.pregel.node import Branch, Node, is_runnable, runnable_map
+from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.pregel.runnables import is_runnable, runnable_map
 from lgcheckpoint.state_schema import (  # noqa: F401  (re-exported: their home was here)
     allowlisted, channel_for, declares_keys, inferred_input_schema, literal_targets, mapper_for,
-    schema_channels, unwrap_required,
+    schema_channels, typed, unwrap_required,
 )
 from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV05 as SinceV05
@@ -63,9 +65,10 @@ class BranchSpec(NamedTuple):
     input_schema: Any = None  # `def route(state: Sub)`: it reads Sub's keys, not its node's
 
 
-class StateGraph(WithNodeDefaults):
+class StateGraph(GraphShortcuts, WithNodeDefaults):
     """A graph whose nodes read and update a shared, typed state (set_node_defaults():
-    node_defaults.py; what a schema's keys are: state_schema.py)."""
+    node_defaults.py; what a schema's keys are: state_schema.py; the checks: graph_checks.py;
+    add_sequence, set_entry_point...: graph_shortcuts.py)."""
 
     __class_getitem__ = classmethod(GenericAlias)  # StateGraph[State, Context, Input, Output]
 
@@ -95,28 +98,19 @@ class StateGraph(WithNodeDefaults):
             self._add_schema(schema, allow_managed=False)
 
     def _add_schema(self, schema: Any, allow_managed: bool = True) -> None:
-        if not isinstance(schema, type) and not get_args(schema):  # a value, not a type
-            problem = (f"Invalid state_schema: {schema!r}. Expected a type or Annotated[type, "
-                       "reducer]: pass the class (a TypedDict, dataclass or pydantic model)")
-            if getattr(type(schema), "__hash__", None) is None:  # LangGraph fails here, too
-                raise TypeError(problem)
-            warnings.warn(problem, UserWarning, stacklevel=3)  # LangGraph warns and goes on
+        checks.schema_is_a_type(schema)
         if schema in self.schemas:
             return
         channels = schema_channels(schema)
         managed = {key: chan for key, chan in channels.items() if is_managed_value(chan)}
-        if managed and not allow_managed:
-            raise ValueError(
-                f"Invalid managed channels detected in {getattr(schema, '__name__', schema)}: "
-                f"{', '.join(managed)}. Managed channels are not permitted in Input/Output schema.")
+        if not allow_managed:
+            checks.no_managed_keys(schema, managed)
         self.managed.update(managed)
         self.schemas[schema] = list(channels)
         for key, chan in channels.items():
             if key in managed:
                 continue
-            if key in RESERVED or key.startswith(("branch:", "join:")) or (
-                    key == ROOT and list(channels) != [ROOT]):
-                raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
+            checks.state_key(key, channels)
             # a key declared twice keeps its reducer, wherever that was declared
             old = self.channels.get(key)
             if old is None or (isinstance(old, LastValue) and not isinstance(chan, LastValue)):
@@ -142,16 +136,7 @@ class StateGraph(WithNodeDefaults):
             raise ValueError(f"add_node('{node}') needs a function: add_node('{node}', fn)")
         if isinstance(action, dict):  # {key: Runnable or function}, each run on the input
             action = runnable_map(action)
-        if not (callable(action) or isinstance(action, Pregel) or is_runnable(action)):
-            raise TypeError(f"add_node('{node}', ...) got a {type(action).__name__}, which is not "
-                            "callable: pass a function, a compiled graph or a langchain Runnable")
-        if node in self.nodes:
-            raise ValueError(f"Node `{node}` already present.")
-        if node in RESERVED or node.startswith("__"):  # START and END among them
-            raise ValueError(f"Node name `{node}` is reserved by the runtime; pick another name")
-        if NS_SEP in node or NS_END in node:
-            raise ValueError(f"'{NS_SEP}' and '{NS_END}' are reserved characters, not allowed in "
-                             f"node names: rename `{node}`")
+        checks.new_node(self.nodes, node, action)  # a callable, under a name free to take
         if input_schema is None and not isinstance(action, Pregel):
             input_schema = inferred_input_schema(action)
         if input_schema is not None:
@@ -171,10 +156,7 @@ class StateGraph(WithNodeDefaults):
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
         """a -> b: b runs after a. [a, b] -> c: c runs once both a and b have run."""
-        if END in ([start_key] if isinstance(start_key, str) else start_key):
-            raise ValueError("END cannot be a start node")
-        if end_key == START:
-            raise ValueError("START cannot be an end node")
+        checks.edge_ends(start_key, end_key)
         if isinstance(start_key, str):
             self.edges.add((start_key, end_key))
             return self
@@ -204,52 +186,9 @@ class StateGraph(WithNodeDefaults):
                                     input_schema)
         return self
 
-    def add_sequence(self, nodes: Sequence[Callable | tuple[str, Callable]]) -> StateGraph:
-        """Add nodes chained by edges, in order."""
-        if not nodes:
-            raise ValueError("Sequence requires at least one node.")
-        previous = None
-        for item in nodes:
-            name, fn = item if isinstance(item, tuple) else (getattr(item, "__name__", None), item)
-            self.add_node(name, fn)
-            if previous is not None:
-                self.add_edge(previous, name)
-            previous = name
-        return self
-
-    def set_entry_point(self, key: str) -> StateGraph:
-        return self.add_edge(START, key)
-
-    def set_conditional_entry_point(self, path: Callable, path_map: Any = None) -> StateGraph:
-        return self.add_conditional_edges(START, path, path_map)
-
-    def set_finish_point(self, key: str) -> StateGraph:
-        return self.add_edge(key, END)
-
     def validate(self, interrupt: Sequence[str] = ()) -> None:
-        """Refuse graphs that cannot run, naming the culprit."""
-        # a join's nodes were checked by add_edge; plain edges and branches are checked here
-        sources = {s for s, _ in self.edges} | set(self.branches)
-        for source in sources:
-            if source not in self.nodes and source != START:
-                raise ValueError(f"Found edge starting at unknown node '{source}'")
-        if START not in sources:
-            raise ValueError("Graph must have an entrypoint: add at least one edge from START "
-                             "to another node (add_edge(START, 'first_node'))")
-        targets = {t for _, t in self.edges}
-        targets |= {t for spec in self.nodes.values() for t in spec.ends}  # Command destinations
-        for start, branches in self.branches.items():
-            for cond, branch in branches.items():
-                for end in (branch.path_map or {}).values():
-                    if end not in self.nodes and end != END:
-                        raise ValueError(
-                            f"At '{start}' node, '{cond}' branch found unknown target '{end}'")
-        for target in targets:
-            if target not in self.nodes and target != END:
-                raise ValueError(f"Found edge ending at unknown node `{target}`")
-        for node in interrupt:
-            if node not in self.nodes:
-                raise ValueError(f"Interrupt node `{node}` not found")
+        """Refuse graphs that cannot run, naming the culprit (graph_checks.py)."""
+        checks.edges(self, interrupt)
 
     def compile(self, checkpointer: Any = None, *, interrupt_before: Any = None,
                 interrupt_after: Any = None, name: str | None = None, cache: Any = None,
@@ -340,11 +279,3 @@ class CompiledStateGraph(Pregel):
     def typed_state(self, values: Any) -> Any:
         """version="v2" checkpoints: a dataclass or pydantic state schema gets an instance."""
         return typed(self.builder.state_schema, self.stream_channels, values)
-
-
-def typed(schema: Any, keys: Any, values: Any) -> Any:
-    """values as an instance of a dataclass or pydantic schema (a single-value state: as is)."""
-    mapper = mapper_for(schema)
-    if mapper is None or not isinstance(values, dict) or keys in (ROOT, [ROOT]):
-        return values
-    return mapper(values)

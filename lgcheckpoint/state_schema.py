@@ -111,3 +111,12 @@ def allowlisted(checkpointer: Any, schemas: set[Any]) -> Any:
         return checkpointer
     allow = set().union(*(collect_allowlist(schema) for schema in schemas))
     return checkpointer.with_allowlist(allow) if allow else checkpointer
+
+
+def typed(schema: Any, keys: Any, values: Any) -> Any:
+    """values as an instance of a dataclass or pydantic schema (a single-value state: as is):
+    what version="v2" streams for a StateGraph."""
+    mapper = mapper_for(schema)
+    if mapper is None or not isinstance(values, dict) or keys in (ROOT, [ROOT]):
+        return values
+    return mapper(values)

@@ -31,7 +31,7 @@ MODULES: dict[str, str] = {
     "langgraph.cache.redis": "Redis",
     "langgraph.cache.sqlite": "lgcheckpoint.cache.sqlite",
     "langgraph.callbacks": "lgcheckpoint.callbacks",  # needs the messages extra
-    "langgraph.channels": "lgcheckpoint.channels",  # every channel lives in one module
+    "langgraph.channels": "lgcheckpoint.channels",  # every channel under one name
     "langgraph.channels.any_value": "lgcheckpoint.channels",
     "langgraph.channels.base": "lgcheckpoint.channels",
     "langgraph.channels.binop": "lgcheckpoint.channels",

@@ -32,7 +32,8 @@ LAYERS = [
     # the engine: compiled nodes, the super-step loop, the savers' calls, the public methods
     ("engine", ["pregel"]),
     # how users build graphs, and the helpers a running node calls (config reads the runner's task)
-    ("front", ["graph", "state_schema", "node_defaults", "func", "config"]),
+    ("front", ["graph", "graph_checks", "graph_shortcuts", "state_schema", "node_defaults", "func",
+               "config"]),
     # chat messages and the prebuilt tools (the messages extra): built on the front, never below
     ("chat", ["messages", "prebuilt"]),
     # the viewers: they read saver.list() and get_state() (and the engine's rules, to explain a

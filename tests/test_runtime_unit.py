@@ -18,7 +18,7 @@ from lgcheckpoint.config import get_stream_writer
 from lgcheckpoint.constants import TASKS
 from lgcheckpoint.graph import END, START, StateGraph
 from lgcheckpoint.pregel.algo import InputWrites, apply_writes
-from lgcheckpoint.pregel.runner import names_of, parent_ns
+from lgcheckpoint.pregel.parent_commands import names_of, parent_ns
 from lgcheckpoint.pregel.view import StateView, read_state
 from lgcheckpoint.types import Command, RetryPolicy, Send, interrupt
 

@@ -10,13 +10,13 @@ objects' insides. Next: ``checkpoint/memory.py`` (the simplest saver).
 
 from __future__ import annotations
 
-import copy
 import random
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from lgcheckpoint.checkpoint.id import uuid6
+from lgcheckpoint.checkpoint.serde.allowlist import WithAllowlist
 from lgcheckpoint.checkpoint.serde.base import SerializerProtocol
 from lgcheckpoint.checkpoint.serde.jsonplus import JsonPlusSerializer
 from lgcheckpoint.checkpoint.serde.types import TASKS  # noqa: F401  (re-exported, Topic of Sends)
@@ -219,13 +219,14 @@ def get_checkpoint_metadata(config: RunnableConfig,
     return merged
 
 
-class BaseCheckpointSaver(AsyncTwins, DeltaHistoryWalk, Housekeeping, Generic[V]):
+class BaseCheckpointSaver(AsyncTwins, DeltaHistoryWalk, Housekeeping, WithAllowlist, Generic[V]):
     """The saver contract: get_tuple, list, put, put_writes, plus thread housekeeping.
 
     Subclasses implement the sync verbs. Their async twins (checkpoint/aio.py) run them in a
     worker thread, so every saver is usable from ``ainvoke``; savers with a native async driver
-    override them. DeltaChannel's history (checkpoint/delta_history.py) and housekeeping beyond
-    delete_thread (checkpoint/housekeeping.py) are side trips too.
+    override them. DeltaChannel's history (checkpoint/delta_history.py), housekeeping beyond
+    delete_thread (checkpoint/housekeeping.py) and with_allowlist (serde/allowlist.py) are side
+    trips too.
     """
 
     serde: SerializerProtocol = JsonPlusSerializer()
@@ -298,20 +299,6 @@ class BaseCheckpointSaver(AsyncTwins, DeltaHistoryWalk, Housekeeping, Generic[V]
             raise NotImplementedError(
                 "string versions need a saver that overrides get_next_version")
         return 1 if current is None else current + 1
-
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]
-                       ) -> BaseCheckpointSaver[V]:
-        """A shallow clone whose serializer may also build the given (module, name) types."""
-        allow = getattr(self.serde, "with_msgpack_allowlist", None)
-        if allow is None:
-            return self
-        serde = allow(extra_allowlist)
-        if serde is self.serde:
-            return self
-        clone = copy.copy(self)
-        clone.serde = serde
-        return clone
-
 
 class StringVersions:
     """Mix in before BaseCheckpointSaver: versions as LangGraph's own savers write them."""

@@ -2,7 +2,7 @@
 
 Each call becomes a ToolMessage: the validated arguments as JSON, or the validation error (marked
 ``is_error``) for the model to fix. Deprecated in LangGraph 1.0, kept for its tutorials.
-LangGraph's ``langgraph.prebuilt.tool_validator``. End of the side trip from channels.py.
+LangGraph's ``langgraph.prebuilt.tool_validator``. End of the side trip from channels/base.py.
 """
 
 from __future__ import annotations

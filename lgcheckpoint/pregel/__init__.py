@@ -2,9 +2,11 @@
 
 Each run builds a PregelLoop (loop.py) and drives it with the sync or async runner (runner.py).
 Read loop.py for the algorithm; this module only wires config, streaming and savers together.
-Mixed in from side trips: the async twins (aio.py: ainvoke, astream, aget_state, ...),
-clear_cache (caching.py), a graph's questions about itself (introspect.py), and langchain's
-Runnable methods (as_runnable.py: ``graph | step``, ``.map()``, ``.with_retry()``, ...).
+Mixed in from side trips: get_state and get_state_history (state.py), update_state
+(update.py), the async twins (aio.py: ainvoke, astream, aget_state, ...), clear_cache
+(caching.py), a graph's questions about itself (introspect.py), and langchain's Runnable
+methods (as_runnable.py: ``graph | step``, ``.map()``, ``.with_retry()``, ...); a run's
+options are checked and completed in options.py.
 Next: checkpoint/base.py.
 """
 
@@ -18,12 +20,11 @@ from typing import Any, Iterator, NamedTuple, Sequence
 from lgcheckpoint.cache.base import BaseCache
 from lgcheckpoint.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from lgcheckpoint.constants import (
-    CHECKPOINTER, CONF, DEFAULT_RECURSION_LIMIT, DURABILITY, NULL_RESUME, PARENT_NULL_RESUME,
-    SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, TASK_ID, WRITER,
+    CHECKPOINTER, CONF, DURABILITY, SAVES, ROOT_STREAM, ROOT_STREAM_MODES, RUNTIME, WRITER,
 )
 from lgcheckpoint.errors import GraphDrained, GraphRecursionError, refuse_unimplemented
 from lgcheckpoint.guard import guarded
-from lgcheckpoint.pregel import caching, delta, introspect, live, state, update
+from lgcheckpoint.pregel import caching, delta, introspect, live, state
 from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.aio import AsyncTwins
 from lgcheckpoint.pregel.as_runnable import RunnableFace, register_if_loaded
@@ -31,27 +32,20 @@ from lgcheckpoint.pregel.caching import CacheClearing
 from lgcheckpoint.pregel.detect import CompiledGraph
 from lgcheckpoint.pregel.introspect import Introspection
 from lgcheckpoint.pregel.loop import PregelLoop
+from lgcheckpoint.pregel.options import durability_option, print_modes, run_config, stream_modes
 from lgcheckpoint.pregel.calls import SyncCalls
 from lgcheckpoint.pregel.builder import (
     ChannelWriteEntry, NodeBuilder, PregelNode, compile_nodes, named_channels,
 )
-from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.pregel.runner import task_config
 from lgcheckpoint.pregel.saves import SaveQueue, SyncSaveQueue
+from lgcheckpoint.pregel.state import StateReading
 from lgcheckpoint.pregel.validate import check_checkpointer, validate_graph
-from lgcheckpoint.pregel.subgraphs import (
-    is_own_run, load_before, locate_run, replay_bound, resolve_saver,
-)
+from lgcheckpoint.pregel.update import StateUpdating
+from lgcheckpoint.pregel.subgraphs import load_before, locate_run, replay_bound, resolve_saver
 from lgcheckpoint.runtime import RunControl, run_runtime
-from lgcheckpoint.types import (
-    All, CachePolicy, RetryPolicy, StateSnapshot, StateUpdate, current_task,
-)
+from lgcheckpoint.types import All, CachePolicy, RetryPolicy
 from lgcheckpoint.warnings import LangGraphDeprecatedSinceV10, renamed_option
 
-STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "custom", "messages")
-# configurable keys a run's metadata repeats, so its nodes (and chat models) see them there
-PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
-              "graph_id")
 __all__ = ["ChannelWriteEntry", "NodeBuilder", "Pregel", "PregelNode"]
 
 
@@ -72,24 +66,19 @@ class Run(NamedTuple):
     part: Any = None  # version="v2": makes each chunk a typed dict (stream.v2_part)
 
     def drain(self) -> Iterator[Any]:
-        """Chunks collected since the last drain, shaped as the caller asked."""
+        """Chunks collected since the last drain, shaped as the caller asked (stream.py)."""
         many = isinstance(self.stream_mode, (list, tuple))
         wanted = stream_modes(self.stream_mode)
         while self.chunks:
             ns, mode, payload = self.chunks.popleft()
             if mode in self.printed:
                 out.print_chunk(ns, mode, payload, self.subgraphs)
-            if mode not in wanted:
-                continue
-            if self.part is not None:
-                yield self.part(ns, mode, payload)
-            elif self.subgraphs:
-                yield (ns, mode, payload) if many else (ns, payload)
-            else:
-                yield (mode, payload) if many else payload
+            if mode in wanted:
+                yield out.shaped(ns, mode, payload, many, self.subgraphs, self.part)
 
 
-class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGraph):
+class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspection,
+             RunnableFace, out.TypedValues, CompiledGraph):
     """A compiled graph: nodes subscribed to channels, run in super-steps."""
 
     config: dict | None = None  # with_config(): every run's config is merged over this one
@@ -156,14 +145,6 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGra
         kwargs.setdefault("output_keys", self.output_channels)
         chunks = list(self.stream(input, config, stream_mode=modes, version=version, **kwargs))
         return out.collect_output(chunks, stream_mode, version, kwargs.get("subgraphs", False))
-
-    def typed_output(self, values: Any) -> Any:
-        """version="v2"'s values: the output as read (a StateGraph builds its type)."""
-        return values
-
-    def typed_state(self, values: Any) -> Any:
-        """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
-        return values
 
     @partial(guarded, restore=state.restore)  # one run at a time on a thread (guard.py)
     def stream(self, input: Any, config: dict | None = None, *, stream_mode: Any = None,
@@ -333,104 +314,3 @@ class Pregel(AsyncTwins, CacheClearing, Introspection, RunnableFace, CompiledGra
                 "stop condition. You can increase the limit by setting the `recursion_limit` "
                 "config key, e.g. invoke(input, {'recursion_limit': 100}).")
         return None
-
-    # --- state outside a run ------------------------------------------------------------------
-    def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
-        """The thread's latest state (or the checkpoint config names), with what runs next."""
-        graph, config, saver = state.locate(self, config)
-        return state.snapshot(graph, config, saver.get_tuple(config), saver, recurse=subgraphs,
-                              live="checkpoint_id" not in config[CONF])
-
-    def get_state_history(self, config: dict, *, filter: dict | None = None,
-                          before: dict | None = None, limit: int | None = None
-                          ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
-        graph, config, saver = state.locate(self, config)
-        config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
-        # lazily, one tuple at a time: no saver of ours holds a lock or cursor while list() yields
-        # (SQLite and Postgres read a page at a time), so a snapshot may read the saver (delta
-        # channels), and each tuple is dropped once its snapshot is built
-        for saved in saver.list(config, filter=filter, before=before, limit=limit):
-            yield state.snapshot(graph, saved.config, saved, saver)
-
-    def update_state(self, config: dict, values: Any, as_node: str | None = None,
-                     task_id: str | None = None) -> dict:
-        """Write values as if node `as_node` returned them; a new checkpoint (source "update"):
-        a bulk update of one superstep of one update."""
-        return update.bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
-
-    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
-        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
-        return update.bulk_update_state(self, config, supersteps)
-
-
-def run_config(config: dict | None) -> dict:
-    """A run's own copy of the config, with defaults; inside a node, a subgraph call's config."""
-    # checked first: below, the config and its configurable are dicts
-    if not isinstance(config, (dict, type(None))) or not isinstance(
-            (config or {}).get(CONF) or {}, dict):
-        raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': "
-                        f"'1'}}}}, got {config!r}")
-    config = {**(config or {})}
-    given = config.get(CONF) or {}
-    parent = current_task.get(None)
-    # the node handed on its own config: the call is a subgraph of it all the same
-    own = parent is not None and given.get(TASK_ID) == parent.id
-    if parent is not None and (own or not given.get(TASK_ID) and not is_own_run(config)):
-        # graph.invoke() inside a node: a subgraph of the running task (the n-th call: "ns|n")
-        sub = subgraph_config(parent)
-        if own:  # where the node runs is not where its subgraph runs: keep only additions
-            given = {k: v for k, v in given.items() if k not in sub[CONF]}
-        config = {**sub, **config, CONF: {**sub[CONF], **given}}
-    conf = config[CONF] = {**(config.get(CONF) or {})}
-    config.setdefault("recursion_limit", DEFAULT_RECURSION_LIMIT)
-    if config["recursion_limit"] < 1:
-        raise ValueError("recursion_limit must be at least 1")
-    config["metadata"] = {**config.get("metadata", {})}
-    for key in PROPAGATED:  # as in LangGraph, the run's metadata repeats these (as given)
-        if conf.get(key) and key not in config["metadata"]:
-            config["metadata"][key] = conf[key]
-    if conf.get("checkpoint_ns") and TASK_ID not in conf:
-        # a root run always runs the root graph, even given a subgraph's config
-        conf.update(checkpoint_ns="", checkpoint_id=None)
-    return config
-
-
-def stream_modes(stream_mode: Any) -> list[str]:
-    """The modes asked for, as a list; refuses modes we do not stream."""
-    modes = list(stream_mode) if isinstance(stream_mode, (list, tuple)) else [
-        stream_mode or "updates"]
-    if unknown := [mode for mode in modes if mode not in STREAM_MODES]:
-        raise ValueError(f"Unknown stream_mode {unknown[0]!r}: use one of {STREAM_MODES}")
-    return modes
-
-
-def durability_option(options: dict, durability: str | None) -> str | None:
-    """LangGraph's deprecated checkpoint_during=True/False means durability "async"/"exit"."""
-    if options.get("checkpoint_during", None) is None:  # None: not given (no warning)
-        options.pop("checkpoint_during", None)
-        return durability
-    during = renamed_option(options, "checkpoint_during", "durability", None,
-                            LangGraphDeprecatedSinceV10)
-    if durability is not None:
-        raise ValueError("Cannot use both `checkpoint_during` and `durability`: pass only "
-                         "`durability`")
-    return "async" if during else "exit"
-
-
-def print_modes(graph: Pregel, debug: bool | None, print_mode: Any) -> tuple:
-    """The stream modes a run prints: debug=True prints updates and values, as in LangGraph."""
-    if debug or graph.debug:
-        return ("updates", "values")
-    return tuple(stream_modes(print_mode)) if print_mode else ()
-
-
-def subgraph_config(task: Task) -> dict:
-    """A child run's config: the task's namespace, the parents' checkpoint ids, the saver."""
-    conf = task_config(task)[CONF]  # where the task runs, as its node sees it
-    child = {k: v for k, v in conf.items() if k not in ("checkpoint_id", WRITER)}
-    calls = task.scratchpad.subgraph_counter  # subgraphs this task called before this one
-    task.scratchpad.subgraph_counter += 1
-    child["checkpoint_ns"] = f"{task.ns}|{calls}" if calls else task.ns
-    child[PARENT_NULL_RESUME] = conf.get(NULL_RESUME)
-    return {**task.config, CONF: child}

@@ -3,7 +3,7 @@
 ``Pregel`` inherits them. ``astream`` drives the same PregelLoop as ``stream`` with the asyncio
 runner and the savers' ``a*`` verbs; ``ainvoke`` collects it; aget_state, aget_state_history,
 aupdate_state and abulk_update_state run the sync methods with ``asyncio.to_thread``.
-End of the side trip from pregel/__init__.py.
+Next: pregel/arunner.py (the async step).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class Graph:
             item: dict = {"id": node.id}
             if node.data is not None:
                 kind = COMPILED_ID if hasattr(node.data, "get_graph") else getattr(
-                    node.data, "lc_id", FUNCTION_ID)  # a Runnable node: its own (node.py)
+                    node.data, "lc_id", FUNCTION_ID)  # a Runnable node: its own (runnables.py)
                 item.update(type="runnable", data={"id": kind, "name": node.id})
             if node.metadata is not None:
                 item["metadata"] = node.metadata

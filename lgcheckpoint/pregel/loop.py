@@ -8,7 +8,6 @@ never precedes the writes that produced it. Next: pregel/saves.py.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,9 +18,9 @@ from lgcheckpoint.checkpoint.base import (
     RunnableConfig, copy_checkpoint,
 )
 from lgcheckpoint.constants import (
-    BRANCH_TO, CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
-    NO_WRITES, NS_END, NULL_RESUME, NULL_TASK_ID, PARENT_NULL_RESUME, PUSH, REPLAYING, RESUME,
-    RESUME_MAP, RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
+    CHECKPOINT_ID, CONF, CONTROL_WRITES, ERROR, ERROR_SOURCE_NODE, INPUT, INTERRUPT,
+    NO_WRITES, NS_END, NULL_TASK_ID, REPLAYING, RESUME,
+    RESUMING, ROOT, RUNTIME, START, STEP, TASK_ID, TASKS,
 )
 from lgcheckpoint.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, InvalidUpdateError
 from lgcheckpoint.pregel import caching, handlers
@@ -30,23 +29,22 @@ from lgcheckpoint.pregel.algo import (
     InputWrites, Step, Task, apply_writes, key_list, mark_seen, prepare_next_tasks,
     reuse_pending_writes, should_interrupt, task_path_str,
 )
+from lgcheckpoint.pregel.run_input import command_writes, input_writes, share_null_resume
 from lgcheckpoint.pregel.checkpoint import (
     changed_values, channel_values, channels_from_checkpoint, create_checkpoint, empty_checkpoint,
     new_channel_versions, saved_packet,
 )
 from lgcheckpoint.pregel.delta import DeltaBook
-from lgcheckpoint.pregel.node import goto_targets
 from lgcheckpoint.pregel.saves import Put, SaveQueue
-from lgcheckpoint.pregel.subgraphs import Replay
+from lgcheckpoint.pregel.subgraphs import Replay, replay_start
 from lgcheckpoint.pregel.view import StateView, key_lists
 from lgcheckpoint.pregel.write_ids import stamp_writes
-from lgcheckpoint.types import All, Command, Send, update_as_tuples
+from lgcheckpoint.types import All, Command
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel, Run
 
 Emit = Callable[[tuple, str, Any], None]  # (namespace, mode, payload)
-logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -193,7 +191,9 @@ class PregelLoop:
         rewinds = addressed and case != RESUME_RUN  # back to a named checkpoint, not an answer
         # replaying an old checkpoint reruns its tasks instead of reusing their writes
         self.start.replaying = rewinds or self.start.superseded
-        replay = Replay(self.replay_start()) if rewinds and not self.is_nested else None
+        # where per-thread subgraphs replay from, if the run goes back (subgraphs.py)
+        since = replay_start(self.metadata, self.saved.parent_config, self.start.id)
+        replay = Replay(since) if rewinds and not self.is_nested else None
         if rewinds or case == FRESH:  # interrupts ask again: no answer carries over
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         command = []
@@ -206,7 +206,7 @@ class PregelLoop:
             updated = self.apply([InputWrites(null_writes)])
             if self.start.updated is not None:
                 self.start.updated |= updated
-        self.share_null_resume()
+        share_null_resume(conf, self.pending_writes)  # Command(resume=v): one slot (run_input.py)
         if case == FRESH:
             self.start_fresh()
         else:
@@ -214,13 +214,6 @@ class PregelLoop:
         if not self.is_nested:
             conf[RESUMING] = case != FRESH
             conf[REPLAYING] = replay  # per-thread subgraphs go back in time too (subgraphs.py)
-
-    def replay_start(self) -> str:
-        """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
-        that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
-        if self.metadata.get("source") in ("update", "fork") and self.saved.parent_config:
-            return self.saved.parent_config[CONF]["checkpoint_id"]
-        return self.start.id
 
     def start_fresh(self) -> None:
         """New input: saved as the "input" checkpoint; unfinished tasks are dropped."""
@@ -250,29 +243,9 @@ class PregelLoop:
 
     def apply_command(self, cmd: Command, forks: bool) -> list:
         """Command(resume=..., update=..., goto=...) as input: writes of the null task, saved
-        now (a fork applies them to its copy instead)."""
-        if cmd.graph == Command.PARENT:
-            raise InvalidUpdateError("There is no parent graph")
-        # {interrupt id: answer}: each interrupt gets its own answer
-        resume_map = isinstance(cmd.resume, dict) and all(is_interrupt_id(k) for k in cmd.resume)
-        if cmd.resume is not None:
-            if not self.spec.saver:
-                raise RuntimeError("Cannot use Command(resume=...) without checkpointer: "
-                                   "compile(checkpointer=InMemorySaver()) and pass a thread_id")
-            if resume_map:
-                self.spec.config[CONF][RESUME_MAP] = cmd.resume
-            elif len(self.pending_interrupts()) > 1:
-                raise RuntimeError(
-                    "When there are multiple pending interrupts, you must specify the interrupt "
-                    "id when resuming: Command(resume={interrupt.id: value, ...})")
-        # unlike a node's goto, the input's keeps END (LangGraph saves that write too)
-        writes = [(TASKS, t) if isinstance(t, Send) else (BRANCH_TO.format(t), START)
-                  for t in goto_targets(cmd.goto)]
-        if cmd.resume is not None and not resume_map:
-            writes.append((RESUME, cmd.resume))
-        writes.extend(update_as_tuples(cmd.update))
-        if not writes and not resume_map:
-            raise EmptyInputError("Received empty Command input")
+        now (a fork applies them to its copy instead); checked in run_input.py."""
+        conf = self.spec.config[CONF]
+        writes = command_writes(cmd, conf, self.spec.saver, self.pending_writes)
         if not forks:
             self.put_writes(NULL_TASK_ID, writes)  # none when only a resume map was given
         return [(NULL_TASK_ID, c, v) for c, v in writes]
@@ -285,18 +258,6 @@ class PregelLoop:
             raise InvalidUpdateError(  # refused before anything is saved
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
         return input_writes(self.graph.input_channels, value)
-
-    def share_null_resume(self) -> None:
-        """Command(resume=v) answers the first interrupt that asks; tasks share one slot."""
-        conf = self.spec.config[CONF]
-        answer = [v for t, c, v in self.pending_writes if t == NULL_TASK_ID and c == RESUME]
-        conf[NULL_RESUME] = answer[:1] or conf.get(PARENT_NULL_RESUME)  # none: the parent's
-
-    def pending_interrupts(self) -> set[str]:
-        """Ids of interrupts still waiting for an answer (their task never finished)."""
-        finished = {t for t, c, _ in self.pending_writes if c not in CONTROL_WRITES}
-        return {i.id for t, c, v in self.pending_writes
-                if c == INTERRUPT and t not in finished for i in v}
 
     # --- steps -----------------------------------------------------------------------------
     def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:
@@ -472,39 +433,8 @@ class PregelLoop:
             self.emit_fn(mode, payload)
 
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
-        """Stream what a task just wrote: its updates, or the interrupt it raised."""
-        if task.node.hidden:
-            return
-        if writes[0][0] == INTERRUPT:
-            if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
-                return
-            interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
-            self.emit("updates", {INTERRUPT: interrupts})
-            if "values" in self.modes:
-                values = self.read_output()  # a single-value state's value is left out
-                self.emit("values", {**(values if isinstance(values, dict) else {}),
-                                     INTERRUPT: interrupts})
-        elif writes[0][0] != ERROR and "updates" in self.modes:
-            self.emit("updates", out.updates_payload(self.spec.output_keys, task, writes, cached))
-        if not cached and "tasks" in self.modes:
-            self.emit("tasks", out.task_result_payload(self.graph, task, writes))
-
-
-def input_writes(input_channels: str | list[str], value: Any) -> list:
-    """The writes an input makes: one input channel takes the value itself; several, the
-    dict's values by key (other keys are left out with a warning, as in LangGraph)."""
-    if value is None:
-        return []
-    if isinstance(input_channels, str):
-        return [(input_channels, value)]
-    if not isinstance(value, dict):
-        raise TypeError(f"Expected the input to be a dict with keys among {input_channels}, "
-                        f"got {type(value).__name__}")
-    for key in value:
-        if key not in input_channels:
-            logger.warning(f"Input channel {key} not found in {input_channels}")
-    return [(k, v) for k, v in value.items() if k in input_channels]
-
+        """Stream what a task just wrote: its updates, or the interrupt it raised (stream.py)."""
+        out.task_output(self, task, writes, cached)
 
 FRESH, RESUME_RUN, REPLAY, FORK = "fresh", "resume", "replay", "fork"
 
@@ -539,8 +469,3 @@ def input_case(input: Any, has_state: bool, addressed: bool, parent_resuming: bo
     if source in ("update", "fork") and not superseded:
         return REPLAY
     return FORK
-
-
-def is_interrupt_id(key: Any) -> bool:
-    """Interrupt ids are 32 lowercase hex digits (an xxh3-128 digest)."""
-    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)

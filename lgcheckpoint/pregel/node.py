@@ -2,7 +2,7 @@
 
 graph.py builds these from the StateGraph; algo.py schedules them; runner.py calls them.
 The writes of one task come in LangGraph's order: state updates, Command gotos, static edges,
-joins, then conditional edges. Next: channels.py (where a node's writes land).
+joins, then conditional edges. Next: channels/base.py (where a node's writes land).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from lgcheckpoint.constants import BRANCH_TO, END, ROOT, START, TASKS
 from lgcheckpoint.errors import InvalidUpdateError, NodeError, ParentCommand
 from lgcheckpoint.pregel.detect import graphs_called
+from lgcheckpoint.pregel.runnables import as_callable
 from lgcheckpoint.types import (
     CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, update_as_tuples,
 )
@@ -37,42 +38,6 @@ def accepts(fn: Callable, name: str) -> bool:
     return param is not None
 
 
-def is_runnable(value: Any) -> bool:
-    """A langchain Runnable (``prompt | model``, a chat model, a RunnableLambda...), told
-    without importing langchain."""
-    return any(c.__name__ == "Runnable" and c.__module__ == "langchain_core.runnables.base"
-               for c in type(value).__mro__)
-
-
-class RunnableCall:
-    """A langchain Runnable as a node or a conditional edge, invoked with the task's config (so
-    its callbacks see it: a chat model inside streams to stream_mode="messages"); an async run
-    awaits its ainvoke."""
-
-    def __init__(self, runnable: Any) -> None:
-        self.runnable, self.__name__ = runnable, runnable.get_name()
-        kind = type(runnable)  # what get_graph().to_json() calls it, as LangGraph's drawing does
-        self.lc_id = runnable.lc_id() if hasattr(runnable, "lc_id") else [
-            *kind.__module__.split("."), kind.__name__]
-
-    def __call__(self, value: Any, config: dict) -> Any:
-        return self.runnable.invoke(value, config)
-
-    async def ainvoke(self, value: Any, config: dict) -> Any:  # runner.async_twin finds it
-        return await self.runnable.ainvoke(value, config)
-
-
-def runnable_map(steps: dict) -> Any:
-    """A dict as a node, as LangGraph takes it: langchain's RunnableParallel, each key's
-    Runnable (or function) run on the node's input."""
-    try:
-        from langchain_core.runnables import RunnableParallel
-    except ImportError:
-        raise ImportError('a dict as a node is a langchain RunnableParallel: pip install '
-                          '"lgcheckpoint[messages]"') from None
-    return RunnableParallel(steps)
-
-
 @dataclass
 class Branch:
     """A conditional edge: path(state) names the next node(s), optionally through path_map."""
@@ -86,8 +51,7 @@ class Branch:
     sees_update: bool = True
 
     def __post_init__(self) -> None:
-        if is_runnable(self.path):
-            self.path = RunnableCall(self.path)
+        self.path = as_callable(self.path)  # a langchain Runnable: invoked (runnables.py)
         self.injects = ("config",) if accepts(self.path, "config") else ()
 
     def destinations(self, result: Any) -> list[str | Send]:
@@ -133,8 +97,8 @@ class Node:
     trace_policy: Any = None  # a TracePolicy: what tracers record of its runs (tracing.py)
 
     def __post_init__(self) -> None:
-        if is_runnable(self.func):  # invoked with the task's config, as LangGraph does
-            self.func = RunnableCall(self.func)
+        # a langchain Runnable: invoked with the task's config, as LangGraph does (runnables.py)
+        self.func = as_callable(self.func)
         fn = self.func  # None (START) and a subgraph (not callable) accept nothing, are not async
         if self.injects is None:
             self.injects = tuple(name for name in INJECTABLE if accepts(fn, name))

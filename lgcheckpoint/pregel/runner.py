@@ -1,8 +1,9 @@
-"""Running one step's tasks: sync and async twins.
+"""Running one step's tasks: each task sync or async, the sync step (the async one: arunner.py).
 
-A lone task runs inline (most steps have one); several run in a thread pool or as asyncio
-tasks. Each finished task is committed at once, so its writes are queued for saving (saves.py)
-before the step ends. Next: pregel/__init__.py.
+A lone task runs inline (most steps have one); several run in a thread pool. Each finished
+task is committed at once, so its writes are queued for saving (saves.py) before the step ends.
+A failed attempt waits and tries again (retries.py); a Command for a parent graph bubbles up
+(parent_commands.py). Next: pregel/__init__.py.
 """
 
 from __future__ import annotations
@@ -13,24 +14,23 @@ import contextlib
 import contextvars
 import itertools
 import queue
-import random
 import threading
 import time
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from lgcheckpoint.constants import CHECKPOINT_ID, NS_END, NS_SEP, STEP, TASK_ID
+from lgcheckpoint.constants import CHECKPOINT_ID, STEP, TASK_ID
 from lgcheckpoint.errors import (
-    GraphBubbleUp, GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand,
-    is_invalid_resume,
+    GraphInterrupt, InvalidUpdateError, NodeCancelledError, ParentCommand, is_invalid_resume,
 )
 from lgcheckpoint.managed import read_managed
 from lgcheckpoint.pregel import timeouts
 from lgcheckpoint.pregel.algo import Task
 from lgcheckpoint.pregel.node import Branch, Node, branch_writes
+from lgcheckpoint.pregel.parent_commands import command_for
+from lgcheckpoint.pregel.retries import retry_delay
 from lgcheckpoint.runtime import task_runtime
-from lgcheckpoint.types import Command, Send, current_task
+from lgcheckpoint.types import Send, current_task
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
@@ -151,55 +151,6 @@ def check_sends(task: Task, known_nodes: Mapping[str, Node]) -> None:
                 f"Node '{task.name}' sent a packet to unknown node '{value.node}': "
                 "Send(node=...) must name one of "
                 f"{sorted(n for n in known_nodes if not n.startswith('__'))}")
-
-
-def retry_delay(task: Task, exc: Exception, attempts: int) -> float:
-    """Seconds to wait before the next attempt; re-raises if no policy retries this error."""
-    if isinstance(exc, GraphBubbleUp):  # control flow, not a failure
-        raise exc
-    # the first policy that retries this kind of error decides, as in LangGraph
-    policy = next((p for p in task.node.retry_policy if retries_on(p.retry_on, exc)), None)
-    if policy is None or attempts >= policy.max_attempts:
-        raise exc
-    delay = min(policy.max_interval,
-                policy.initial_interval * policy.backoff_factor ** (attempts - 1))
-    return delay + random.uniform(0, 1) if policy.jitter else delay
-
-
-def retries_on(retry_on: Any, exc: Exception) -> bool:
-    """RetryPolicy.retry_on is a predicate, an exception class, or a list of classes."""
-    if callable(retry_on) and not isinstance(retry_on, type):
-        return retry_on(exc)
-    classes = tuple(retry_on) if isinstance(retry_on, (list, tuple)) else retry_on
-    return isinstance(exc, classes)
-
-
-def command_for(task: Task, exc: ParentCommand) -> Command:
-    """A Command(graph=...) bubbling up from a subgraph: this task's to apply, else re-raised."""
-    cmd = exc.command
-    if cmd.graph in (task.ns, names_of(task.ns), task.name):
-        return cmd
-    if cmd.graph == Command.PARENT:  # address it to the graph that runs this task
-        exc.command = replace(cmd, graph=parent_ns(task.ns))
-        exc.args = (exc.command,)
-    raise exc
-
-
-def names_of(ns: str) -> str:
-    """"a:<id>|1|b:<id>" -> "a|b": a namespace by node names only."""
-    return NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP) if not p.isdigit())
-
-
-def parent_ns(ns: str) -> str:
-    """The namespace of the task whose graph runs the task `ns`. A numeric part ("a:<id>|1|b:<id>":
-    the second graph that task a invoked) tells calls apart; it is no level of its own."""
-    parts = ns.split(NS_SEP)
-    while parts and parts[-1].isdigit():
-        parts.pop()
-    parts = parts[:-1]  # the task's own part
-    while parts and parts[-1].isdigit():
-        parts.pop()
-    return NS_SEP.join(parts)
 
 
 def run_task(task: Task, graph: Pregel) -> None:
@@ -340,52 +291,3 @@ def run_step(tasks: list[Task], commit: Commit, graph: Pregel, pool_holder: list
         if late:
             step_timed_out(errors)
     raise_step_errors(errors)
-
-
-async def arun_step(tasks: list[Task], commit: Commit, graph: Pregel) -> None:
-    """Async twin of run_step: a lone task is awaited inline, several run as asyncio tasks.
-    Past graph.step_timeout the tasks still running are cancelled (saved as cancelled)."""
-    errors: list[BaseException] = []
-    ended = partial(end_task, commit, errors)
-    timeout = graph.step_timeout
-    while len(tasks) == 1 and timeout is None:  # a lone task (or handler) runs inline
-        try:
-            await arun_task(tasks[0], graph)
-            tasks = ended(tasks[0], None)
-        except asyncio.CancelledError:  # the caller closed the stream (live.py)
-            commit(tasks[0], asyncio.CancelledError())  # saved as cancelled, as LangGraph does
-            raise
-        except Exception as exc:
-            tasks = ended(tasks[0], exc)
-    gate = step_gate(asyncio.Semaphore, tasks)
-
-    async def run_gated(task: Task) -> None:
-        async with gate:
-            await arun_task(task, graph)
-
-    running = {asyncio.ensure_future(run_gated(t)): t for t in tasks}
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while running:
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        try:
-            done, _ = await asyncio.wait(running, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:  # the caller closed the stream (live.py)
-            cancel_all(running, commit)
-            raise
-        if not done:  # past the step's timeout
-            cancel_all(running, commit)
-            step_timed_out(errors, asyncio.TimeoutError)
-        for fut in [f for f in running if f in done]:  # a set has no order; tasks do
-            running.update((asyncio.ensure_future(run_gated(h)), h)
-                           for h in ended(running.pop(fut), fut.exception()))
-        if running and any(map(stops_the_step, errors)):  # the others are cancelled
-            running = cancel_all(running, commit)
-    raise_step_errors(errors)
-
-
-def cancel_all(running: dict, commit: Commit) -> dict:
-    """Cancel the step's running tasks; each is saved as cancelled, as LangGraph saves it."""
-    for fut, task in running.items():
-        fut.cancel()
-        commit(task, asyncio.CancelledError())
-    return {}

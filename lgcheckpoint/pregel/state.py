@@ -1,4 +1,4 @@
-"""Reading a thread's state outside a run: get_state, get_state_history.
+"""Reading a thread's state outside a run: get_state, get_state_history (mixed into Pregel).
 
 A snapshot is rebuilt from a stored checkpoint: restore the channels, ask prepare_next_tasks
 what would run next, and attach each task's saved writes (errors, interrupts, results).
@@ -7,7 +7,7 @@ Editing it (update_state) is pregel/update.py's. Next: pregel/update.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from lgcheckpoint.channels import Channel
 from lgcheckpoint.checkpoint.base import (
@@ -160,3 +160,25 @@ def moved_past(saved: CheckpointTuple, latest: CheckpointTuple | None) -> bool:
 
 def without_id(config: dict) -> dict:
     return {**config, CONF: {k: v for k, v in config[CONF].items() if k != "checkpoint_id"}}
+
+
+class StateReading:
+    """Pregel's get_state and get_state_history (mixed in)."""
+
+    def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
+        """The thread's latest state (or the checkpoint config names), with what runs next."""
+        graph, config, saver = locate(self, config)
+        return snapshot(graph, config, saver.get_tuple(config), saver, recurse=subgraphs,
+                        live="checkpoint_id" not in config[CONF])
+
+    def get_state_history(self, config: dict, *, filter: dict | None = None,
+                          before: dict | None = None, limit: int | None = None
+                          ) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first, each as a StateSnapshot."""
+        graph, config, saver = locate(self, config)
+        config = {**config, CONF: {"checkpoint_ns": "", **config[CONF]}}
+        # lazily, one tuple at a time: no saver of ours holds a lock or cursor while list() yields
+        # (SQLite and Postgres read a page at a time), so a snapshot may read the saver (delta
+        # channels), and each tuple is dropped once its snapshot is built
+        for saved in saver.list(config, filter=filter, before=before, limit=limit):
+            yield snapshot(graph, saved.config, saved, saver)

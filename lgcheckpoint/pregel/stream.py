@@ -1,15 +1,16 @@
 """What each stream mode shows: the chunk shapes of updates, tasks, checkpoints and debug.
 
-Pure functions from loop state to plain dicts, in LangGraph's shapes. Next: pregel/debug.py.
+Functions from loop state to plain dicts, in LangGraph's shapes (task_output also emits what a
+task wrote). Next: pregel/debug.py.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, RETURN, START
+from lgcheckpoint.constants import CONF, CONTROL_WRITES, ERROR, INTERRUPT, PUSH, RETURN, START
 from lgcheckpoint.pregel.algo import Task, key_list
 from lgcheckpoint.pregel.debug import task_event
 from lgcheckpoint.types import GraphOutput, PregelTask
@@ -39,6 +40,25 @@ def updates_payload(keys: list[str] | str, task: Task, writes: list, cached: boo
     if cached:
         payload["__metadata__"] = {"cached": True}
     return payload
+
+
+def task_output(loop: PregelLoop, task: Task, writes: list, cached: bool = False) -> None:
+    """Stream what a task just wrote: its updates, or the interrupt it raised."""
+    if task.node.hidden:
+        return
+    if writes[0][0] == INTERRUPT:
+        if task.path[0] == PUSH and task.path[-1] is True:  # a task call: its caller tells
+            return
+        interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
+        loop.emit("updates", {INTERRUPT: interrupts})
+        if "values" in loop.modes:
+            values = loop.read_output()  # a single-value state's value is left out
+            loop.emit("values", {**(values if isinstance(values, dict) else {}),
+                                 INTERRUPT: interrupts})
+    elif writes[0][0] != ERROR and "updates" in loop.modes:
+        loop.emit("updates", updates_payload(loop.spec.output_keys, task, writes, cached))
+    if not cached and "tasks" in loop.modes:
+        loop.emit("tasks", task_result_payload(loop.graph, task, writes))
 
 
 def task_payload(task: Task) -> dict:
@@ -172,6 +192,30 @@ def v2_part(graph: Any, ns: tuple, mode: str, payload: Any) -> dict:
         if isinstance((inner or {}).get("values"), dict) and START not in inner.get("next", ()):
             inner["values"] = graph.typed_state(inner["values"])
     return {"type": mode, "ns": ns, "data": payload}
+
+
+def shaped(ns: tuple, mode: str, payload: Any, many: bool, subgraphs: bool,
+           part: Callable | None) -> Any:
+    """One chunk as stream() yields it: the payload, with its mode if several were asked for,
+    its namespace with subgraphs=True; version="v2": a typed dict (v2_part)."""
+    if part is not None:
+        return part(ns, mode, payload)
+    if subgraphs:
+        return (ns, mode, payload) if many else (ns, payload)
+    return (mode, payload) if many else payload
+
+
+class TypedValues:
+    """Mixed into Pregel: the values version="v2" streams, as read; a StateGraph's compiled
+    graph overrides both to build its schemas' types (graph.py)."""
+
+    def typed_output(self, values: Any) -> Any:
+        """version="v2"'s values: the output as read (a StateGraph builds its type)."""
+        return values
+
+    def typed_state(self, values: Any) -> Any:
+        """version="v2"'s checkpoint values: the state as read (a StateGraph builds its type)."""
+        return values
 
 
 def check_version(version: str) -> None:

@@ -14,7 +14,7 @@ its own (an InMemorySaver inside a graph on SQLite) would forget its finished no
 
 A graph invoked inside a node with its own thread_id (or checkpoint_ns / checkpoint_id) is no
 subgraph at all: it runs as a root graph on that thread (see is_own_run).
-End of the side trip from pregel/node.py.
+Next: pregel/parent_commands.py.
 """
 
 from __future__ import annotations
@@ -79,6 +79,14 @@ class Replay:
         first = stable not in self.visited
         self.visited.add(stable)
         return first
+
+
+def replay_start(metadata: dict, parent_config: dict | None, loaded_id: str) -> str:
+    """Per-thread subgraphs replay from before this checkpoint: the loaded one, or for one
+    that update_state made, its parent (the subgraphs' later checkpoints predate the edit)."""
+    if metadata.get("source") in ("update", "fork") and parent_config:
+        return parent_config[CONF]["checkpoint_id"]
+    return loaded_id
 
 
 def replay_bound(conf: dict) -> str | None:

@@ -13,7 +13,7 @@ saved and saves one new checkpoint. A superstep is one of four variants:
     as node(s)              | each update as that node's result: its edges | "update"
                             | fire; the edited checkpoint keeps the writes  |
 
-End of the side trip from pregel/loop.py.
+Next: pregel/run_input.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from lgcheckpoint.pregel.algo import (
 from lgcheckpoint.pregel.checkpoint import (
     channel_values, create_checkpoint, migrate_pending_sends, new_channel_versions,
 )
-from lgcheckpoint.pregel.loop import input_writes
+from lgcheckpoint.pregel.run_input import input_writes
 from lgcheckpoint.pregel.node import Node, branch_writes
 from lgcheckpoint.pregel.runner import branch_input
 from lgcheckpoint.pregel.state import apply_null_writes, infer_as_node, locate, restore, superseded
@@ -230,3 +230,17 @@ def node_writes(edit: Edit, node: Node, values: Any) -> list:
 def update_task_id(checkpoint_id: str, i: int) -> str:
     """The task id of the i-th update of a superstep when the node has no task to reuse."""
     return str(uuid.uuid5(uuid.UUID(checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}"))
+
+
+class StateUpdating:
+    """Pregel's update_state and bulk_update_state (mixed in)."""
+
+    def update_state(self, config: dict, values: Any, as_node: str | None = None,
+                     task_id: str | None = None) -> dict:
+        """Write values as if node `as_node` returned them; a new checkpoint (source "update"):
+        a bulk update of one superstep of one update."""
+        return bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
+
+    def bulk_update_state(self, config: dict, supersteps: Any) -> dict:
+        """Apply supersteps of StateUpdate(values, as_node, task_id), one checkpoint each."""
+        return bulk_update_state(self, config, supersteps)

@@ -185,5 +185,5 @@ check_2()
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("channels.py: LastValue.update", "channels.py: BinaryOperatorAggregate.update",
+show_source("channels/base.py: LastValue.update", "channels/base.py: BinaryOperatorAggregate.update",
             "pregel/algo.py: apply_writes")

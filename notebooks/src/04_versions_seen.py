@@ -228,4 +228,4 @@ from lgcheckpoint.course import show_source
 
 show_source("pregel/algo.py: should_run", "pregel/algo.py: prepare_next_tasks",
             "pregel/algo.py: may_run",
-            "channels.py: NamedBarrierValue")
+            "channels/base.py: NamedBarrierValue")

@@ -243,11 +243,12 @@ check_2()
 # %% [markdown]
 # ## Read it in the source
 # `interrupt` counts the calls of one task run and returns the saved answer for each one it has;
-# `PregelLoop.apply_command` turns `Command(resume=...)` into `__resume__` writes; `should_interrupt`
-# is the breakpoint test, run before and after each super-step.
+# `PregelLoop.apply_command` saves `Command(resume=...)` as `__resume__` writes, which
+# `command_writes` builds (`pregel/run_input.py`); `should_interrupt` is the breakpoint test,
+# run before and after each super-step.
 
 # %%
 from lgcheckpoint.course import show_source
 
 show_source("types.py: interrupt", "pregel/loop.py: PregelLoop.apply_command",
-            "pregel/algo.py: should_interrupt")
+            "pregel/run_input.py: command_writes", "pregel/algo.py: should_interrupt")

@@ -217,4 +217,4 @@ check_2()
 from lgcheckpoint.course import show_source
 
 show_source("pregel/update.py: update_as_nodes", "pregel/loop.py: PregelLoop.apply_input",
-            "pregel/__init__.py: Pregel.get_state_history")
+            "pregel/state.py: StateReading.get_state_history")

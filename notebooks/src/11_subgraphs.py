@@ -216,5 +216,5 @@ check_2()
 # %%
 from lgcheckpoint.course import show_source
 
-show_source("pregel/algo.py: make_task", "pregel/__init__.py: Pregel.get_state",
+show_source("pregel/algo.py: make_task", "pregel/state.py: StateReading.get_state",
             "viz/lineage.py: lineage_dot")

@@ -244,6 +244,6 @@ check_2()
 # checkpoint/sqlite/history.py).
 
 # %%
-show_source("channels.py: DeltaChannel.replay_writes", "pregel/delta.py: DeltaBook.store",
+show_source("channels/delta.py: DeltaChannel.replay_writes", "pregel/delta.py: DeltaBook.store",
             "pregel/delta.py: resolve",
             "checkpoint/delta_history.py: DeltaHistoryWalk.get_delta_channel_history")

@@ -9,6 +9,7 @@ Next: msgpack_ext.py (the extension codes that carry these names).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import inspect
@@ -16,7 +17,7 @@ import sys
 import types
 import typing
 from enum import Enum
-from typing import Any, Collection, Iterable, Literal
+from typing import Any, Collection, Iterable, Literal, Self
 
 from lgcheckpoint.checkpoint.serde.event_hooks import emit_serde_event
 from lgcheckpoint.checkpoint.errors import InvalidCheckpointError, UnsafeTypeError
@@ -246,3 +247,20 @@ def _resolve(owner: type, field: str, annotation: Any) -> Any:
         return typing.get_type_hints(probe, localns=dict(vars(owner)), include_extras=True)[field]
     except Exception:
         return None
+
+
+class WithAllowlist:
+    """Mixed into BaseCheckpointSaver: a clone of the saver whose serializer may also build the
+    types a graph's state schemas name (compile() asks for it)."""
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Self:
+        """A shallow clone whose serializer may also build the given (module, name) types."""
+        allow = getattr(self.serde, "with_msgpack_allowlist", None)
+        if allow is None:
+            return self
+        serde = allow(extra_allowlist)
+        if serde is self.serde:
+            return self
+        clone = copy.copy(self)
+        clone.serde = serde
+        return clone

@@ -4,13 +4,14 @@ A channel never changes a value it has handed out with checkpoint() (a saver may
 serializing it in the background): it builds a new one. Each channel answers five questions:
 update(values) -> did I change?, get(), is_available(), checkpoint() (what to store) and
 from_checkpoint(stored) (a fresh copy). consume() and finish() let barriers reset after a read.
+Here the channels a StateGraph is made of; the rarer kinds (Topic, UntrackedValue, the deferred
+ones) are a side trip (channels/more.py), DeltaChannel another (channels/delta.py).
 Next: pregel/algo.py (the two rules of a step).
 """
 
 from __future__ import annotations
 
 import collections.abc
-import copy
 from typing import Any, Callable, Sequence, get_origin
 
 from lgcheckpoint.checkpoint.serde.types import DeltaSnapshot
@@ -107,32 +108,7 @@ class EphemeralValue(Channel):
         return True
 
 
-class UntrackedValue(Channel):
-    """Keeps the last value for the rest of the run but never in a checkpoint (caches, clients)."""
-
-    saved = False
-
-    def __init__(self, typ: Any = Any, guard: bool = True, key: str = "") -> None:
-        self.typ, self.guard, self.key, self.value = typ, guard, key, MISSING
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
-        if len(values) != 1 and self.guard:
-            raise InvalidUpdateError(
-                f"At key '{self.key}': UntrackedValue(guard=True) can receive only one value per "
-                "step; use guard=False to keep the last of several")
-        self.value = values[-1]
-        return True
-
-    def checkpoint(self) -> Any:
-        return MISSING  # create_checkpoint stores only what is not MISSING
-
-    def from_checkpoint(self, stored: Any) -> Channel:
-        return self._clone(value=MISSING)  # a resumed run starts without it
-
-
-def _empty_value_of(typ: Any) -> Any:
+def empty_value_of(typ: Any) -> Any:
     """A reducer channel starts from the type's empty value (list() for list, ...)."""
     typ = get_origin(typ) or typ
     typ = {collections.abc.Sequence: list, collections.abc.MutableSequence: list,
@@ -162,7 +138,7 @@ class BinaryOperatorAggregate(Channel):
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         self.typ, self.operator, self.key = typ, operator, key
-        self.value = _empty_value_of(typ)
+        self.value = empty_value_of(typ)
 
     def from_checkpoint(self, stored: Any) -> BinaryOperatorAggregate:
         if isinstance(stored, DeltaSnapshot):  # the key was a DeltaChannel when it was stored
@@ -185,108 +161,6 @@ class BinaryOperatorAggregate(Channel):
             elif not overwritten:
                 self.value = self.operator(self.value, value)
         return True
-
-
-class DeltaChannel(Channel):
-    """A reducer channel stored as its writes: a checkpoint keeps no value, only every
-    ``snapshot_frequency``-th update stores the whole value (a DeltaSnapshot); loading replays
-    the writes since the last snapshot (pregel/delta.py). ``reducer(value, [writes]) -> value``
-    must give the same result however the writes are batched."""
-
-    def __init__(self, reducer: Callable[[Any, Sequence[Any]], Any], typ: Any = None, *,
-                 snapshot_frequency: int = 100, key: str = "") -> None:
-        if not isinstance(snapshot_frequency, int) or snapshot_frequency <= 0:
-            raise ValueError(
-                f"snapshot_frequency must be a positive int, got {snapshot_frequency!r}")
-        self.reducer, self.snapshot_frequency, self.key = reducer, snapshot_frequency, key
-        self.typ = list if typ is None else typ  # StateGraph passes the annotated type
-        self.value = MISSING
-
-    def for_type(self, typ: Any) -> DeltaChannel:
-        """The same channel for a state key of type ``typ`` (Annotated[list, DeltaChannel(f)])."""
-        return DeltaChannel(self.reducer, typ, snapshot_frequency=self.snapshot_frequency)
-
-    def checkpoint(self) -> Any:
-        return MISSING  # never stored as such: pregel/delta.py decides when to store a snapshot
-
-    def from_checkpoint(self, stored: Any) -> DeltaChannel:
-        if isinstance(stored, DeltaSnapshot):
-            stored = stored.value
-        if stored is MISSING or stored is None:  # nothing stored here: pregel/delta.py replays
-            stored = _empty_value_of(self.typ)
-        return self._clone(value=stored)  # a plain value: the key used to be a reducer channel
-
-    def copy(self) -> DeltaChannel:
-        return self._clone(value=copy.copy(self.value))  # its reducer may edit it in place
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
-        overwrites = [value for value in values if overwrite_value(value)[0]]
-        if len(overwrites) > 1:
-            raise InvalidUpdateError(
-                f"At key '{self.key}': Can receive only one Overwrite value per super-step.")
-        if self.value is MISSING:
-            self.value = _empty_value_of(self.typ)
-        # the step's writes fold as a load replays them; an Overwrite drops the step's other
-        # writes, as in BinaryOperatorAggregate
-        self.replay_writes([("", self.key, value) for value in overwrites or values])
-        return True
-
-    def replay_writes(self, writes: Sequence[tuple[str, str, Any]]) -> None:
-        """Fold stored (task_id, channel, value) writes, oldest first, in one reducer call;
-        the last Overwrite among them restarts from its value."""
-        values = [v for _, _, v in writes]
-        start = 0
-        for i, value in enumerate(values):
-            is_overwrite, new = overwrite_value(value)
-            if is_overwrite:
-                self.value = _empty_value_of(self.typ) if new is None else copy.copy(new)
-                start = i + 1
-        if values[start:]:
-            self.value = self.reducer(self.value, values[start:])
-
-
-class Topic(Channel):
-    """A list of values written in the last step (or all steps if accumulate); Send packets."""
-
-    get_builds_value = True  # each read gets its own list: a reader's append stays its own
-
-    def __init__(self, typ: Any = Any, accumulate: bool = False, key: str = "") -> None:
-        self.typ, self.accumulate, self.key, self.values = typ, accumulate, key, []
-        self.forgets = not accumulate  # a step without writes empties it, unless it accumulates
-
-    @property
-    def ValueType(self) -> Any:
-        return collections.abc.Sequence[self.typ]
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ | list[self.typ]  # one value, or a list of them
-
-    def checkpoint(self) -> list:
-        return self.values
-
-    def from_checkpoint(self, stored: Any) -> Topic:
-        return self._clone(values=[] if stored is MISSING else list(stored))
-
-    def update(self, values: Sequence[Any]) -> bool:
-        updated = False
-        if not self.accumulate:
-            updated, self.values = bool(self.values), []
-        flat = [v for value in values for v in (value if isinstance(value, list) else [value])]
-        if flat:
-            self.values = [*self.values, *flat]  # a new list: the stored one is never changed
-            updated = True
-        return updated
-
-    def get(self) -> list:
-        if not self.values:
-            raise EmptyChannelError(f"channel '{self.key}' is empty")
-        return list(self.values)
-
-    def is_available(self) -> bool:
-        return bool(self.values)
 
 
 class NamedBarrierValue(Channel):
@@ -324,60 +198,3 @@ class NamedBarrierValue(Channel):
             self.seen = set()
             return True
         return False
-
-
-class AfterFinish:
-    """Mixin: readable once nothing else is triggered (defer=True); stored as (value, finished)."""
-
-    finished = False
-
-    def checkpoint(self) -> Any:
-        inner = super().checkpoint()  # type: ignore[misc]
-        return MISSING if inner is MISSING else (inner, self.finished)
-
-    def from_checkpoint(self, stored: Any) -> Channel:
-        inner, finished = (MISSING, False) if stored is MISSING else stored
-        restored = super().from_checkpoint(inner)  # type: ignore[misc]
-        restored.finished = finished
-        return restored
-
-    def get(self) -> Any:
-        if not self.finished:
-            raise EmptyChannelError(f"channel '{self.key}' waits for the run to finish")
-        return super().get()  # type: ignore[misc]
-
-    def is_available(self) -> bool:
-        return self.finished and super().is_available()  # type: ignore[misc]
-
-    def consume(self) -> bool:
-        if self.is_available():
-            self.finished = False
-            self.reset()
-            return True
-        return False
-
-    def finish(self) -> bool:
-        if not self.finished and super().is_available():  # type: ignore[misc]
-            self.finished = True
-            return True
-        return False
-
-
-class LastValueAfterFinish(AfterFinish, LastValue):
-    """The trigger of a deferred node."""
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
-        self.finished, self.value = False, values[-1]
-        return True
-
-    def reset(self) -> None:
-        self.value = MISSING
-
-
-class NamedBarrierValueAfterFinish(AfterFinish, NamedBarrierValue):
-    """The join of a deferred node."""
-
-    def reset(self) -> None:
-        self.seen = set()
