@@ -13,8 +13,11 @@ from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.language_models.fake_chat_models import (
+    FakeMessagesListChatModel, GenericFakeChatModel,
+)
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers import BaseTracer
 
@@ -25,6 +28,7 @@ NAMES = {  # name -> (LangGraph's module, ours)
     "entrypoint": ("func", "func"), "task": ("func", "func"),
     "interrupt": ("types", "types"), "Command": ("types", "types"), "Send": ("types", "types"),
     "TracePolicy": ("types", "types"), "GraphCallbackHandler": ("callbacks", "callbacks"),
+    "TimeoutPolicy": ("types", "types"), "NodeTimeoutError": ("errors", "errors"),
 }
 TASK_KEYS = ("langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path")
 LIBS = list(PACKAGES)
@@ -202,6 +206,51 @@ def test_a_stream_stopped_by_the_caller(is_async):
     ours = runs("ours")
     assert ours == runs("langgraph")
     assert ours[0][5] == "GeneratorExit" and [c[0] for c in ours[0][6]] == ["a"]
+
+
+class SlowTokens(GenericFakeChatModel):
+    """Three tokens 0.08 s apart: only its callback events keep a 0.15 s idle clock going."""
+
+    async def _astream(self, messages: list, stop: Any = None, run_manager: Any = None,
+                       **kwargs: Any) -> Any:
+        for i in range(3):
+            await asyncio.sleep(0.08)
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=str(i)))
+            if run_manager:
+                await run_manager.on_llm_new_token(str(i), chunk=chunk)
+            yield chunk
+
+
+@pytest.mark.parametrize("how", ["messages", "tracer", "tracer, heartbeat only"])
+def test_callback_events_are_idle_timeout_progress(how):
+    """Under refresh_on="auto" a chat model's events reset the node's idle clock, as in
+    LangGraph; under refresh_on="heartbeat" they do not."""
+    def outcome(name: str) -> Any:
+        g = lib(name)
+        model = SlowTokens(messages=iter([]))
+
+        async def call(state: S) -> dict:
+            return {"y": "".join([c.content async for c in model.astream("hi")])}
+
+        graph = g.StateGraph(S)
+        refresh = "heartbeat" if "heartbeat" in how else "auto"
+        graph.add_node("call", call,
+                       timeout=g.TimeoutPolicy(idle_timeout=0.15, refresh_on=refresh))
+        graph.add_edge(g.START, "call")
+        compiled = graph.compile()
+
+        async def run() -> Any:
+            if how == "messages":
+                return [c.content async for c, _ in compiled.astream(
+                    {"x": []}, stream_mode="messages")]
+            return (await compiled.ainvoke({"x": []}, {"callbacks": [Recorder()]}))["y"]
+        try:
+            return asyncio.run(run())
+        except g.NodeTimeoutError as exc:
+            return exc.kind
+    ours = outcome("ours")
+    assert ours == outcome("langgraph")
+    assert ours == {"messages": ["0", "1", "2", ""], "tracer": "012"}.get(how, "idle")
 
 
 def test_run_name_and_id_from_the_config():
