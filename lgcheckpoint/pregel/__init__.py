@@ -172,8 +172,10 @@ class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspecti
                         yield from run.drain()
                 yield from run.drain()
                 saves.end_of_step()  # a failed save stops the run here
-        except GeneratorExit:  # the caller stopped reading: save what ran, then stop
+        except GeneratorExit as exc:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
+            if loop.trace is not None:  # langchain callbacks hear it (tracing.py)
+                loop.trace.closed(exc)
             saves.close() if own else saves.flush()
             raise
         except BaseException as exc:

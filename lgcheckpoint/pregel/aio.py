@@ -70,8 +70,10 @@ class AsyncTwins:
                 for chunk in run.drain():
                     yield chunk
                 await saves.end_of_step()
-        except GeneratorExit:
+        except GeneratorExit as exc:
             self._finish(loop, None)
+            if loop.trace is not None:
+                loop.trace.closed(exc)
             await saves.flush()
             raise
         except BaseException as exc:

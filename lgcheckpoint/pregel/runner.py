@@ -115,9 +115,20 @@ def collect_writes(task: Task, result: Any, graph: Pregel, is_async: bool = Fals
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
     task.writes.extend(task.node.result_writes(result))
     check_sends(task, graph.nodes)
-    return [(b, call_user(task, is_async and async_twin(b.path) or b.path,
-                          branch_state(b, task, result), b.injects))
+    return [(b, call_edge(task, b, branch_state(b, task, result), is_async))
             for b in task.node.branches]
+
+
+def call_edge(task: Task, branch: Branch, state: Any, is_async: bool) -> Any:
+    """A conditional edge's path function (an async run awaits an async one's coroutine later);
+    with langchain callbacks, it is a run inside its node's (pregel/tracing.py)."""
+    call = partial(call_user, task, is_async and async_twin(branch.path) or branch.path, state,
+                   branch.injects)
+    if not task.config.get("callbacks"):
+        return call()
+    from lgcheckpoint.pregel import tracing
+
+    return tracing.edge(task, branch, call, state, is_async)
 
 
 def branch_state(branch: Branch, task: Task, result: Any) -> Any:

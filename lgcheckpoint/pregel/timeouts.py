@@ -12,9 +12,12 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | ``idle_timeout`` passes without progress     | attempt cancelled, NodeTimeoutError kind="idle" |
 | progress, any ``refresh_on``                 | ``runtime.heartbeat()`` (of the innermost)      |
 | progress, ``refresh_on="auto"`` only         | custom stream output, @task calls, also made    |
-|                                              | inside a subgraph node or a call it started     |
-| a subgraph's steps; LangChain callbacks      | not progress here (LangGraph counts the chunks  |
-|                                              | a subgraph streams, and callback events)        |
+|                                              | inside a subgraph node or a call it started;    |
+|                                              | LangChain callback events under the node's run  |
+|                                              | in a run with callbacks or the "messages"       |
+|                                              | stream (pregel/tracing.py: Progress)            |
+| a subgraph's steps; callback events in a run | not progress here (LangGraph counts the chunks  |
+| with neither callbacks nor "messages"        | a subgraph streams, and those events)           |
 | output after the timeout                     | dropped; a @task call is refused (cancelled)    |
 | an attempt that ignores its cancellation     | its result is dropped (ensure_open), the error  |
 |                                              | raised and the next attempt run all the same    |

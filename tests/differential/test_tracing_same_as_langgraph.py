@@ -13,17 +13,22 @@ from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.language_models.fake_chat_models import (
+    FakeMessagesListChatModel, GenericFakeChatModel,
+)
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers import BaseTracer
 
 PACKAGES = {"langgraph": "langgraph", "ours": "lgcheckpoint"}
 NAMES = {  # name -> (LangGraph's module, ours)
-    "StateGraph": ("graph", "graph"), "START": ("graph", "graph"),
+    "StateGraph": ("graph", "graph"), "START": ("graph", "graph"), "END": ("graph", "graph"),
     "InMemorySaver": ("checkpoint.memory", "checkpoint.memory"),
     "entrypoint": ("func", "func"), "task": ("func", "func"),
     "interrupt": ("types", "types"), "Command": ("types", "types"), "Send": ("types", "types"),
     "TracePolicy": ("types", "types"), "GraphCallbackHandler": ("callbacks", "callbacks"),
+    "TimeoutPolicy": ("types", "types"), "NodeTimeoutError": ("errors", "errors"),
 }
 TASK_KEYS = ("langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path")
 LIBS = list(PACKAGES)
@@ -111,9 +116,50 @@ def chatting(g: SimpleNamespace) -> Any:
     return graph.compile()
 
 
+def route_to_b(s: dict) -> str:
+    return "b"
+
+
+def branching(g: SimpleNamespace) -> Any:
+    """Conditional edges: from START, after a static edge, two on one node, a Runnable path,
+    a lambda with a path_map, one to END."""
+    graph = g.StateGraph(S)
+    for name in "abcd":
+        graph.add_node(name, lambda s, name=name: {"x": [name]})
+    graph.add_conditional_edges(g.START, lambda s: "a")
+    graph.add_edge("a", "c")
+    graph.add_conditional_edges("a", route_to_b)
+    graph.add_conditional_edges("b", RunnableLambda(lambda s: "d", name="runnable_path"))
+    graph.add_conditional_edges("b", lambda s: "yes", {"yes": g.END})
+    graph.add_edge(["b", "c"], "d")
+    return graph.compile()
+
+
+def sequence(g: SimpleNamespace) -> Any:
+    """A RunnableSequence node (its steps are the node run's children) with a conditional edge."""
+    graph = g.StateGraph(S)
+    graph.add_node("seq", RunnableLambda(lambda s: {"x": ["1"]}) | RunnableLambda(
+        lambda s: {"x": s["x"] + ["2"]}))
+    graph.add_node("end", lambda s: {"y": "done"})
+    graph.add_edge(g.START, "seq")
+    graph.add_conditional_edges("seq", lambda s: "end")
+    return graph.compile()
+
+
+def bad_route(g: SimpleNamespace) -> Any:
+    """A path function naming no node of its path_map fails the node's run, not its own."""
+    graph = g.StateGraph(S)
+    graph.add_node("a", lambda s: {"x": ["a"]})
+    graph.add_edge(g.START, "a")
+    graph.add_conditional_edges("a", lambda s: "nowhere", {"somewhere": g.END})
+    return graph.compile()
+
+
 GRAPHS = {"chain": (chain, {"x": []}), "interrupt": (asking, {"x": []}),
           "subgraph": (nested, {"x": []}), "task calls": (tasks, [1, 2]),
-          "error": (failing, {"x": []}), "chat model, trace policy": (chatting, {"x": []})}
+          "error": (failing, {"x": []}), "chat model, trace policy": (chatting, {"x": []}),
+          "conditional edges": (branching, {"x": []}), "sequence node": (sequence, {"x": []}),
+          "bad route": (bad_route, {"x": []})}
 
 
 def traced(name: str, graph_name: str, is_async: bool = False) -> list:
@@ -126,7 +172,7 @@ def traced(name: str, graph_name: str, is_async: bool = False) -> list:
             asyncio.run(graph.ainvoke(value, config))
         else:
             graph.invoke(value, config)
-    except ZeroDivisionError:
+    except (ZeroDivisionError, KeyError):
         pass
     if graph_name == "interrupt":  # and its resume
         graph.invoke(g.Command(resume="yes"), config)
@@ -137,6 +183,74 @@ def traced(name: str, graph_name: str, is_async: bool = False) -> list:
 @pytest.mark.parametrize("graph_name", list(GRAPHS))
 def test_run_tree_same_as_langgraph(graph_name, is_async):
     assert traced("ours", graph_name, is_async) == traced("langgraph", graph_name, is_async)
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stream_stopped_by_the_caller(is_async):
+    """The graph's run ends with GeneratorExit (no output); the node that ran is kept."""
+    def runs(name: str) -> list:
+        recorder, graph = Recorder(), chain(lib(name))
+        config = {"callbacks": [recorder]}
+        if is_async:
+            async def first() -> None:
+                stream = graph.astream({"x": []}, config)
+                async for _ in stream:
+                    break
+                await stream.aclose()
+            asyncio.run(first())
+        else:
+            stream = graph.stream({"x": []}, config)
+            next(stream)
+            stream.close()
+        return [tree(run) for run in recorder.runs]
+    ours = runs("ours")
+    assert ours == runs("langgraph")
+    assert ours[0][5] == "GeneratorExit" and [c[0] for c in ours[0][6]] == ["a"]
+
+
+class SlowTokens(GenericFakeChatModel):
+    """Three tokens 0.08 s apart: only its callback events keep a 0.15 s idle clock going."""
+
+    async def _astream(self, messages: list, stop: Any = None, run_manager: Any = None,
+                       **kwargs: Any) -> Any:
+        for i in range(3):
+            await asyncio.sleep(0.08)
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=str(i)))
+            if run_manager:
+                await run_manager.on_llm_new_token(str(i), chunk=chunk)
+            yield chunk
+
+
+@pytest.mark.parametrize("how", ["messages", "tracer", "tracer, heartbeat only"])
+def test_callback_events_are_idle_timeout_progress(how):
+    """Under refresh_on="auto" a chat model's events reset the node's idle clock, as in
+    LangGraph; under refresh_on="heartbeat" they do not."""
+    def outcome(name: str) -> Any:
+        g = lib(name)
+        model = SlowTokens(messages=iter([]))
+
+        async def call(state: S) -> dict:
+            return {"y": "".join([c.content async for c in model.astream("hi")])}
+
+        graph = g.StateGraph(S)
+        refresh = "heartbeat" if "heartbeat" in how else "auto"
+        graph.add_node("call", call,
+                       timeout=g.TimeoutPolicy(idle_timeout=0.15, refresh_on=refresh))
+        graph.add_edge(g.START, "call")
+        compiled = graph.compile()
+
+        async def run() -> Any:
+            if how == "messages":
+                return [c.content async for c, _ in compiled.astream(
+                    {"x": []}, stream_mode="messages")]
+            return (await compiled.ainvoke({"x": []}, {"callbacks": [Recorder()]}))["y"]
+        try:
+            return asyncio.run(run())
+        except g.NodeTimeoutError as exc:
+            return exc.kind
+    ours = outcome("ours")
+    assert ours == outcome("langgraph")
+    assert ours == {"messages": ["0", "1", "2", ""], "tracer": "012"}.get(how, "idle")
 
 
 def test_run_name_and_id_from_the_config():
