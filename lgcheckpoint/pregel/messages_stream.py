@@ -33,6 +33,7 @@ except ImportError as exc:
 
 from lgcheckpoint.constants import NS_SEP, PUSH, TAG_HIDDEN, TAG_NOSTREAM
 from lgcheckpoint.pregel.algo import Task
+from lgcheckpoint.runtime import open_clocks
 from lgcheckpoint.types import Command
 
 Meta = tuple[tuple[str, ...], dict]  # (namespace of the graph the node runs in, its metadata)
@@ -113,9 +114,11 @@ class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
             self.send(meta, message, dedupe=True)
 
     # --- a chat model (called by langchain) ---------------------------------------------------
+    # each of its events is progress of the timed attempts it runs in (pregel/timeouts.py)
     def on_chat_model_start(self, serialized: dict, messages: list, *, run_id: uuid.UUID,
                             tags: list[str] | None = None, metadata: dict | None = None,
                             **kwargs: Any) -> None:
+        progress()
         if not metadata or "langgraph_checkpoint_ns" not in metadata or TAG_NOSTREAM in (
                 tags or ()):
             return
@@ -127,6 +130,7 @@ class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def on_llm_new_token(self, token: str, *, chunk: Any = None, run_id: uuid.UUID,
                          **kwargs: Any) -> None:
+        progress()
         if isinstance(chunk, ChatGenerationChunk) and (meta := self.models.get(run_id)):
             self.send(meta, chunk.message)
 
@@ -135,6 +139,7 @@ class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if (meta := self.models.pop(run_id, None)) and response.generations and (
                 isinstance(gen := response.generations[0][0], ChatGeneration)):
             self.send(meta, gen.message, dedupe=True)
+        progress()
 
     def on_llm_error(self, error: BaseException, *, run_id: uuid.UUID, **kwargs: Any) -> None:
         self.models.pop(run_id, None)
@@ -144,6 +149,13 @@ class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def tap_output_aiter(self, run_id: uuid.UUID, output: Any) -> Any:
         return output
+
+
+def progress() -> None:
+    """A chat model's event refreshes the idle clocks of the attempts it runs in (their
+    refresh_on="auto"); called in the model's own context (run_inline), which holds them."""
+    for clock in open_clocks.get():
+        clock.progress()
 
 
 def listen(config: dict, emit: Emit, subgraphs: bool, ns: tuple[str, ...]) -> None:
