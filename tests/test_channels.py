@@ -7,8 +7,8 @@ import operator
 import pytest
 
 from lgcheckpoint.channels import (
-    MISSING, BinaryOperatorAggregate, EphemeralValue, LastValue, LastValueAfterFinish,
-    NamedBarrierValue, NamedBarrierValueAfterFinish, Topic,
+    MISSING, BinaryOperatorAggregate, DeltaChannel, EphemeralValue, LastValue,
+    LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic, UntrackedValue,
 )
 from lgcheckpoint.errors import EmptyChannelError, InvalidUpdateError
 from lgcheckpoint.types import Overwrite
@@ -29,6 +29,21 @@ def test_last_value_keeps_one_write():
     assert restored(chan).get() == 3
     with pytest.raises(InvalidUpdateError, match="At key 'x'.*Annotated"):
         chan.update([1, 2])
+
+
+def test_missing_is_what_a_channel_without_a_stored_value_keeps():
+    """from_checkpoint(MISSING) is an empty channel; a channel that keeps nothing in a
+    checkpoint (UntrackedValue, DeltaChannel: its writes are stored instead) returns MISSING."""
+    with pytest.raises(EmptyChannelError):
+        LastValue(int).from_checkpoint(MISSING).get()
+    untracked = UntrackedValue(dict).from_checkpoint(MISSING)
+    untracked.update([{"session": 1}])
+    assert untracked.get() == {"session": 1} and untracked.checkpoint() is MISSING
+    with pytest.raises(EmptyChannelError):
+        UntrackedValue(dict).from_checkpoint(untracked.checkpoint()).get()
+    delta = DeltaChannel(lambda value, writes: [*value, *writes], list).from_checkpoint(MISSING)
+    delta.update(["a"])
+    assert delta.get() == ["a"] and delta.checkpoint() is MISSING
 
 
 def test_reducer_folds_writes_from_the_empty_value():

@@ -212,6 +212,25 @@ RULES = [
     ("deliberate", "id", r"test_deprecation\.py::test_config_parameter_incorrect_typing",
      "`config` is injected by parameter name whatever its annotation (no warning needed)"),
     ("private", "msg", r"KeyError: '__pregel_", "reads a LangGraph-private config key"),
+    # int(DEFAULT_RECURSION_LIMIT) of LangGraph-private _internal._config: test_config_async.py
+    # does it at import, so the file does not collect (its public with_config tests pass when
+    # the value is given by hand; ours: test_introspect_same_as_langgraph.py)
+    ("private", "id", (r"test_config_async\.py::<collect>|test_utils\.py::test_merge_configs_"
+                       r"applies_an_explicit_recursion_limit_equal_to_default"),
+     "computes LangGraph-private _internal._config.DEFAULT_RECURSION_LIMIT"),
+    # LangGraph-private constants handed to a channel or compared with one: from_checkpoint of
+    # the MISSING stand-in is a value, not "nothing stored" (ours: tests/test_channels.py)
+    ("private", "id", (r"test_channels\.py::(test_last_value|test_untracked_value"
+                       r"|test_delta_channel_checkpoint_returns_missing"
+                       r"|test_overwrite_dataclass_form_survives_json_roundtrip)$"),
+     "uses LangGraph-private _internal constants (MISSING, OVERWRITE) with a channel"),
+    # ToolNode invoked on its own with a config that carries LangGraph's private run objects
+    # (a functools.partial of its local_read, a Runtime) where a graph would put them; the
+    # same reads in a running graph are tested (test_tool_node_send_tool_call_gets_same_state_
+    # as_edge, tests/test_prebuilt_send_state.py)
+    ("private", "id", (r"test_on_tool_call\.py::test_list_form_send_hydrates_state_"
+                       r"|test_tool_node\.py::test_tool_node_tool_runtime_generic"),
+     "hands ToolNode a LangGraph-private config key (__pregel_read, __pregel_runtime)"),
     ("private", "id", (r"test_delta_channel_subgraph\.py::test_a?hydrating_"
                        r"|test_algo\.py::test_prepare_next_tasks"
                        r"|test_delta_channel_to_plain\.py::test_plain_reducer_replays_"),

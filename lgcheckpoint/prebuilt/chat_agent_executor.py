@@ -143,6 +143,21 @@ def check_chat_history(messages: Sequence[BaseMessage]) -> None:
             "by most LLM providers." + CHAT_HISTORY_HELP)
 
 
+class SyncAsync:
+    """A node with a sync form (``func``) and an async one (``afunc``), as LangGraph's node
+    objects have: an async run awaits afunc instead of calling func in a thread
+    (pregel/runner.async_twin)."""
+
+    def __init__(self, func: Callable, afunc: Callable) -> None:
+        self.func, self.afunc = func, afunc
+
+    def __call__(self, state: Any, runtime: Any, config: dict) -> Any:
+        return self.func(state, runtime, config)
+
+    async def ainvoke(self, state: Any, runtime: Any, config: dict) -> Any:
+        return await self.afunc(state, runtime, config)
+
+
 def as_node(hook: Any) -> Any:
     """A hook may be a function or a langchain Runnable (run through its invoke)."""
     if callable(hook) or not hasattr(hook, "invoke"):
@@ -266,9 +281,6 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
         return {"structured_response": await model.with_structured_output(schema).ainvoke(
             messages, config)}
 
-    # an async run awaits the model instead of calling it in a thread (pregel/runner.py)
-    call_model.ainvoke = acall_model  # type: ignore[attr-defined]
-    structured_response.ainvoke = astructured_response  # type: ignore[attr-defined]
 
     input_schema = state_schema
     if pre_model_hook is not None:  # the hook may hand the model other messages than kept
@@ -284,7 +296,7 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
             input_schema = CallModelInputSchema
 
     graph = StateGraph(state_schema, context_schema=context_schema)
-    graph.add_node("agent", call_model, input_schema=input_schema)
+    graph.add_node("agent", SyncAsync(call_model, acall_model), input_schema=input_schema)
     entry = "agent"
     if pre_model_hook is not None:
         graph.add_node("pre_model_hook", as_node(pre_model_hook))
@@ -295,7 +307,8 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable | dict] |
         graph.add_node("post_model_hook", as_node(post_model_hook))
         graph.add_edge("agent", "post_model_hook")
     if response_format is not None:
-        graph.add_node("generate_structured_response", structured_response)
+        graph.add_node("generate_structured_response",
+                       SyncAsync(structured_response, astructured_response))
     after_model = "post_model_hook" if post_model_hook is not None else "agent"
     finish = "generate_structured_response" if response_format is not None else END
 

@@ -37,16 +37,18 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict, TypeVar
 
 from lgcheckpoint.constants import CONF, END, RUNTIME
-from lgcheckpoint.errors import GraphInterrupt, ParentCommand, is_invalid_resume
+from lgcheckpoint.errors import GraphBubbleUp, is_invalid_resume
+from lgcheckpoint.managed import read_managed
 from lgcheckpoint.messages import REMOVE_ALL_MESSAGES
-from lgcheckpoint.runtime import Runtime
-from lgcheckpoint.types import Command, Send
+from lgcheckpoint.pregel.runner import task_config
+from lgcheckpoint.runtime import Runtime, task_runtime
+from lgcheckpoint.types import Command, Send, current_task
 
 __all__ = ["ToolNode", "tools_condition", "InjectedState", "ToolRuntime", "ToolCallRequest",
            "ToolCallWithContext",
            "ToolInvocationError", "msg_content_output", "InjectedStore"]
 
-BUBBLES = (GraphInterrupt, ParentCommand)  # what a tool raises for the graph, never handled
+BUBBLES = (GraphBubbleUp,)  # what a tool raises for the graph (interrupt, Command): never handled
 InputType = Literal["list", "dict", "tool_calls"]  # the shape of the input, kept for the output
 
 INVALID_TOOL_NAME_ERROR_TEMPLATE = (
@@ -194,6 +196,19 @@ def marked(hint: Any, kind: type) -> Any:
     return None
 
 
+def edge_state() -> Any:
+    """The state the running node would get from an edge (its input read from the graph's
+    channels, with managed values, as its schema's class); {} outside a running graph."""
+    task = current_task.get(None)
+    if task is None or task.node is None or task.local_read is None:
+        return {}
+    node = task.node
+    state = task.local_read(node.reads)
+    if node.managed:
+        state.update(read_managed(node.managed, task.scratchpad))
+    return node.mapper(state) if node.mapper is not None else state
+
+
 class InjectedStore(InjectedToolArg):
     """Marks a store argument; stores are out of scope, so ToolNode refuses such a tool."""
 
@@ -265,11 +280,13 @@ class ToolNode:
 
     def tool_runtime(self, input: Any, call: ToolCall, config: dict | None,
                      runtime: Runtime | None) -> ToolRuntime:
+        if config is None and (task := current_task.get(None)) is not None:  # inside a node
+            config, runtime = task_config(task), runtime or task_runtime(task)
         runtime = runtime or (config or {}).get(CONF, {}).get(RUNTIME) or Runtime()
         if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
             state = input["state"]
         elif isinstance(input, list) and input and isinstance(input[-1], dict):
-            state = {}  # bare tool calls carry no state
+            state = edge_state()  # bare tool calls (a Send's) carry no state: read the graph's
         else:
             state = input
         return ToolRuntime(state=state, context=runtime.context, config=dict(config or {}),

@@ -257,7 +257,9 @@ class PregelLoop:
         if not keyed and ROOT not in self.graph.channels and START in self.graph.nodes:
             raise InvalidUpdateError(  # refused before anything is saved
                 f"Expected dict, got {value!r}: the graph input must be a dict of state keys")
-        return input_writes(self.graph.input_channels, value)
+        writes = input_writes(self.graph.input_channels, value)
+        stamp_writes(self.channels, writes)  # an input channel's ids, before it is applied
+        return writes
 
     # --- steps -----------------------------------------------------------------------------
     def next_tasks(self, updated_channels: set[str] | None) -> dict[str, Task]:

@@ -27,7 +27,9 @@ A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout
 | what is saved                                | as for any failure: the task's ERROR write, no  |
 |                                              | writes of its own; resuming runs it again       |
 | a sync node with a policy                    | refused with ValueError when the graph is built |
-|                                              | (validate.py; a thread cannot be cancelled)     |
+|                                              | (validate.py; a thread cannot be cancelled); a  |
+|                                              | Runnable or ToolNode with its own async form is |
+|                                              | timed (runs_async)                              |
 | a timed subgraph node in a sync run (invoke) | refused with ValueError: use ainvoke/astream    |
 | blocking code in an async node (time.sleep)  | the watchdogs fire only when it yields          |
 
@@ -61,6 +63,34 @@ def sync_timeout_refused(name: str, kind: str = "Node", func: Any = None) -> Val
         func, functools.partial) else f"runs a {type(func).__name__}, not an `async def` function"
     return ValueError(f"{SYNC_REFUSED} {kind} {name!r} {what}: make it `async def` and run "
                       "the graph with ainvoke/astream, or remove timeout=")
+
+
+def runs_async(func: Any) -> bool:
+    """A node object an async run awaits (runner.async_twin) can be timed: a langchain Runnable
+    node (node.RunnableCall) whose async form is its own code, an object with an async
+    ``ainvoke`` (ToolNode)."""
+    runnable = getattr(func, "runnable", None)
+    if runnable is not None:
+        return native_async(runnable)
+    return inspect.iscoroutinefunction(getattr(func, "ainvoke", None))
+
+
+def native_async(runnable: Any) -> bool:
+    """LangGraph's rule: a RunnableLambda of an async function, a binding of one (with_config),
+    a sequence or parallel of such steps, or a Runnable that overrides ainvoke."""
+    # such a node exists only with langchain-core
+    from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel
+    from langchain_core.runnables.base import RunnableBindingBase, RunnableSequence
+
+    while isinstance(runnable, RunnableBindingBase):
+        runnable = runnable.bound
+    if isinstance(runnable, (RunnableSequence, RunnableParallel)):
+        steps = runnable.steps if isinstance(runnable, RunnableSequence) else list(
+            runnable.steps__.values())
+        return all(native_async(step) for step in steps)
+    if isinstance(runnable, RunnableLambda):
+        return bool(getattr(runnable, "afunc", None))
+    return type(runnable).ainvoke is not Runnable.ainvoke
 
 
 def sync_run_refused(name: str) -> ValueError:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from lgcheckpoint.checkpoint.base import BaseCheckpointSaver
 from lgcheckpoint.constants import ERROR, INPUT, INTERRUPT, NO_WRITES, RESUME
-from lgcheckpoint.pregel.timeouts import sync_timeout_refused
+from lgcheckpoint.pregel.timeouts import runs_async, sync_timeout_refused
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
@@ -30,7 +30,8 @@ def validate_graph(graph: Pregel) -> None:
     timeout on a sync node (a thread cannot be cancelled: pregel/timeouts.py)."""
     channels, nodes = graph.channels, graph.nodes
     for name, node in nodes.items():
-        if node.timeout is not None and not node.is_async and node.subgraph is None:
+        if node.timeout is not None and not (node.is_async or node.subgraph is not None
+                                             or runs_async(node.func)):
             raise sync_timeout_refused(name, func=node.func)
     known = f"not in known channels: {sorted(channels)!r}"
     for kind, names in (("Channel", channels), ("Node", nodes)):

@@ -116,3 +116,16 @@ def test_with_config_copy_and_batch_are_langgraphs():
         failed = graph.batch([{"n": 0}, {}], return_exceptions=True)
         return out + [failed[0], type(failed[1]).__name__]
     assert results(OURS) == results(LANGGRAPH)
+
+
+@pytest.mark.parametrize("rebind", [
+    lambda g, n: g.with_config(recursion_limit=n),
+    lambda g, n: g.with_config({"recursion_limit": 1}, recursion_limit=n),
+    lambda g, n: g.with_config(recursion_limit=n).with_config(tags=["t"]),
+], ids=["kwarg", "kwarg over config", "kept by a later with_config"])
+def test_with_config_applies_a_recursion_limit_equal_to_the_default(rebind):
+    """An explicit limit that equals the default (10007) still replaces a bound one."""
+    def limit(lib):
+        graph = counter(lib).with_config(recursion_limit=10008)
+        return rebind(graph, 10007).config["recursion_limit"]
+    assert limit(OURS) == limit(LANGGRAPH) == 10007
