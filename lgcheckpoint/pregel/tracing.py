@@ -46,7 +46,8 @@ from lgcheckpoint.constants import CONF, PUSH, RESUMING, TAG_HIDDEN
 from lgcheckpoint.errors import GraphInterrupt
 from lgcheckpoint.pregel import messages_stream, timeouts
 from lgcheckpoint.pregel.algo import Task
-from lgcheckpoint.pregel.node import Branch, Node, RunnableCall
+from lgcheckpoint.pregel.node import Branch, Node
+from lgcheckpoint.pregel.runnables import RunnableCall
 
 if TYPE_CHECKING:
     from lgcheckpoint.pregel import Pregel
