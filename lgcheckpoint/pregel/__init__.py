@@ -174,8 +174,8 @@ class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspecti
                 saves.end_of_step()  # a failed save stops the run here
         except GeneratorExit as exc:  # the caller stopped reading: save what ran, then stop
             self._finish(loop, None)
-            if loop.trace is not None:  # langchain callbacks hear it (tracing.py)
-                loop.trace.closed(exc)
+            if loop.listeners.trace is not None:  # langchain callbacks hear it (tracing.py)
+                loop.listeners.trace.closed(exc)
             saves.close() if own else saves.flush()
             raise
         except BaseException as exc:
@@ -287,7 +287,7 @@ class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspecti
         if run.config.get("callbacks"):  # a langchain run, its tasks its children (tracing.py)
             from lgcheckpoint.pregel import tracing
 
-            loop.trace = tracing.GraphRun(self, input, run.config)
+            loop.listeners.trace = tracing.GraphRun(self, input, run.config)
         return loop
 
     def _finish(self, loop: PregelLoop, error: BaseException | None) -> bool:
@@ -301,8 +301,8 @@ class Pregel(StateReading, StateUpdating, AsyncTwins, CacheClearing, Introspecti
     def _raise_outcome(self, loop: PregelLoop, run: Run, error: BaseException | None,
                        suppressed: bool) -> None:
         outcome = error if error is not None and not suppressed else self._stopped(loop, run)
-        if loop.trace is not None:  # langchain callbacks hear how the run ended (tracing.py)
-            loop.trace.end(loop, outcome, error)
+        if loop.listeners.trace is not None:  # langchain callbacks hear how it ended (tracing.py)
+            loop.listeners.trace.end(loop, outcome, error)
         if outcome is not None:
             raise outcome
 

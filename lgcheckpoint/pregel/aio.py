@@ -72,8 +72,8 @@ class AsyncTwins:
                 await saves.end_of_step()
         except GeneratorExit as exc:
             self._finish(loop, None)
-            if loop.trace is not None:
-                loop.trace.closed(exc)
+            if loop.listeners.trace is not None:
+                loop.listeners.trace.closed(exc)
             await saves.flush()
             raise
         except BaseException as exc:

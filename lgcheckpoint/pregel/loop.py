@@ -60,6 +60,16 @@ class Start:
 
 
 @dataclass(slots=True)
+class Listeners:
+    """Who hears the run: the stream modes someone asked for, where their chunks go, and the
+    langchain callbacks, if the run has any."""
+
+    modes: set[str]  # only the payloads of these modes are built
+    emit: Callable[[str, Any], None]  # (mode, payload) to the caller, from this namespace
+    trace: Any = None  # the run as langchain callbacks see it (pregel/tracing.py)
+
+
+@dataclass(slots=True)
 class Saved:
     """The thread's newest checkpoint as the run knows it: the loaded one, then each one saved."""
 
@@ -80,14 +90,11 @@ class Caches:
 class PregelLoop:
     """One run of a graph on one thread: the checkpoint, the live channels, the current step."""
 
-    trace: Any = None  # the run as langchain callbacks see it (pregel/tracing.py), if it has any
-
     def __init__(self, graph: Pregel, input: Any, run: Run, *, saved: CheckpointTuple | None,
                  saves: SaveQueue, emit: Emit, modes: set[str], superseded: bool = False) -> None:
         self.graph, self.spec = graph, run  # spec: config, saver, durability, breakpoints, output
         self.saves = saves  # decides when each write and checkpoint is saved (saves.py)
-        self.modes = modes  # stream modes someone listens to: only those payloads are built
-        self.emit_fn = partial(emit, self.namespace)
+        self.listeners = Listeners(modes, partial(emit, self.namespace))
         self.status, self.tasks = "pending", {}
         self.running: set[str] = set()  # ids of the step's tasks that have not committed yet
         self.load(input, saved, superseded)
@@ -110,8 +117,8 @@ class PregelLoop:
     def run(self) -> Iterator[list[Task]]:
         """Input, then super-steps until no node is triggered; yields each step's tasks to run."""
         self.apply_input()
-        if self.trace is not None:  # langchain callbacks hear a resumed run (tracing.py)
-            self.trace.resumed(self)
+        if self.listeners.trace is not None:  # langchain callbacks hear a resumed run
+            self.listeners.trace.resumed(self)
         while self.tick():  # prepare the next tasks; False when none is triggered
             todo = [t for t in self.tasks.values() if not t.writes]
             self.running = {t.id for t in todo}
@@ -151,7 +158,7 @@ class PregelLoop:
             self.status = "draining"
             return False
         for task in self.tasks.values():
-            if "tasks" in self.modes and not task.node.hidden:
+            if "tasks" in self.listeners.modes and not task.node.hidden:
                 self.emit("tasks", out.task_payload(task))
         for task in self.tasks.values():
             if task.writes:
@@ -237,7 +244,7 @@ class PregelLoop:
         if fork:
             self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
             self.save_checkpoint({"source": "fork"})
-        if "values" in self.modes:
+        if "values" in self.listeners.modes:
             self.emit("values", self.read_output())
         self.updated_channels = self.start.updated
 
@@ -282,7 +289,7 @@ class PregelLoop:
         self.tasks = self.next_tasks(self.updated_channels)
         # what a task's config says about where it runs (read by subgraphs and node metadata)
         self.spec.config[CONF].update({CHECKPOINT_ID: self.checkpoint["id"], STEP: self.step})
-        if self.spec.saver is not None and "checkpoints" in self.modes:
+        if self.spec.saver is not None and "checkpoints" in self.listeners.modes:
             self.emit("checkpoints", out.checkpoint_payload(self))
 
     def commit(self, task: Task, error: BaseException | None) -> Task | None:
@@ -427,12 +434,13 @@ class PregelLoop:
 
     def emit_values(self, updated: set[str]) -> None:
         """Stream the state as "values" when the writes just applied changed an output key."""
-        if "values" in self.modes and not updated.isdisjoint(key_list(self.spec.output_keys)):
+        if "values" in self.listeners.modes and not updated.isdisjoint(
+                key_list(self.spec.output_keys)):
             self.emit("values", self.read_output())
 
     def emit(self, mode: str, payload: Any) -> None:
-        if mode in self.modes:
-            self.emit_fn(mode, payload)
+        if mode in self.listeners.modes:
+            self.listeners.emit(mode, payload)
 
     def output_writes(self, task: Task, writes: list, cached: bool = False) -> None:
         """Stream what a task just wrote: its updates, or the interrupt it raised (stream.py)."""

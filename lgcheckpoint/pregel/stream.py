@@ -51,13 +51,13 @@ def task_output(loop: PregelLoop, task: Task, writes: list, cached: bool = False
             return
         interrupts = tuple(i for c, v in writes if c == INTERRUPT for i in v)
         loop.emit("updates", {INTERRUPT: interrupts})
-        if "values" in loop.modes:
+        if "values" in loop.listeners.modes:
             values = loop.read_output()  # a single-value state's value is left out
             loop.emit("values", {**(values if isinstance(values, dict) else {}),
                                  INTERRUPT: interrupts})
-    elif writes[0][0] != ERROR and "updates" in loop.modes:
+    elif writes[0][0] != ERROR and "updates" in loop.listeners.modes:
         loop.emit("updates", updates_payload(loop.spec.output_keys, task, writes, cached))
-    if not cached and "tasks" in loop.modes:
+    if not cached and "tasks" in loop.listeners.modes:
         loop.emit("tasks", task_result_payload(loop.graph, task, writes))
 
 
