@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import sys
 from functools import cache
-from typing import Any, AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator
+
+if TYPE_CHECKING:
+    from lgcheckpoint.pregel import Pregel
 
 # the Runnable methods a LangGraph graph inherits that ours serves through the adapter (each
 # returns a langchain object or runs the graph through langchain's machinery)
@@ -47,7 +50,7 @@ def register_if_loaded() -> None:
         base.Runnable.register(RunnableFace)
 
 
-def as_runnable(graph: Any) -> Any:
+def as_runnable(graph: Pregel) -> Any:
     """The graph as a langchain Runnable (the adapter); every call reaches the graph itself."""
     return runnable_class()(graph)
 
@@ -64,7 +67,7 @@ def runnable_class() -> type:
     class GraphRunnable(Runnable):
         """The graph seen by langchain: runs delegate to the graph, the rest is langchain's."""
 
-        def __init__(self, graph: Any) -> None:
+        def __init__(self, graph: Pregel) -> None:
             self.graph, self.name = graph, graph.name
 
         def __repr__(self) -> str:
