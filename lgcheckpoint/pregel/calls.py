@@ -23,7 +23,8 @@ from lgcheckpoint.pregel import stream as out
 from lgcheckpoint.pregel.algo import Task, make_task, reuse_pending_writes, task_path_str
 from lgcheckpoint.pregel.node import Node, Write
 from lgcheckpoint.pregel.arunner import arun_step
-from lgcheckpoint.pregel.runner import arun_task, run_step, run_task
+from lgcheckpoint.pregel.arunner import arun_task
+from lgcheckpoint.pregel.runner import run_step, run_task
 from lgcheckpoint.types import CachePolicy, RetryPolicy, TimeoutPolicy, current_task
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Running one step's tasks: each task sync or async, the sync step (the async one: arunner.py).
+"""Running one step's tasks: a task (its node, its edges, its retries) and the sync step; their
+async twins are in arunner.py.
 
 A lone task runs inline (most steps have one); several run in a thread pool. Each finished
 task is committed at once, so its writes are queued for saving (saves.py) before the step ends.
@@ -98,18 +99,6 @@ def async_twin(func: Any) -> Callable | None:
     return twin if callable(func) and asyncio.iscoroutinefunction(twin) else None
 
 
-async def acall_node(task: Task) -> Any:
-    node = task.node
-    if node.subgraph is not None:
-        return await node.subgraph.ainvoke(task.input)
-    if node.is_async:
-        return await call_user(task, node.func, task.input, node.injects)
-    if (twin := async_twin(node.func)) is not None:  # ToolNode, a langchain Runnable's ainvoke
-        return await call_user(task, twin, task.input, node.injects)
-    # a sync node (or START) runs in a worker thread, keeping the task context
-    return await asyncio.to_thread(contextvars.copy_context().run, call_node, task)
-
-
 def collect_writes(task: Task, result: Any, graph: Pregel, is_async: bool = False) -> list:
     """Writes a node's result implies; returns conditional edges as (branch, path result)."""
     timeouts.ensure_open(task)  # an attempt that outlived its timeout writes nothing
@@ -184,34 +173,6 @@ def run_task(task: Task, graph: Pregel) -> None:
             time.sleep(retry_delay(task, exc, attempts))
         finally:
             current_task.reset(token)
-
-
-async def arun_task(task: Task, graph: Pregel) -> None:
-    """Async twin of run_task: awaits async nodes and path functions, each try timed."""
-    for attempts in itertools.count(1):
-        task.writes.clear()
-        task.attempt, task.first_attempt_time = attempts, task.first_attempt_time or time.time()
-        token = current_task.set(task)
-        try:
-            return await timeouts.run_timed(task, lambda: aattempt(task, graph))
-        except asyncio.CancelledError as exc:
-            if timeouts.cancelled_by_node():  # not by us: a failure of the node
-                raise NodeCancelledError(task.name) from exc
-            raise
-        except Exception as exc:
-            await asyncio.sleep(retry_delay(task, exc, attempts))
-        finally:
-            current_task.reset(token)
-
-
-async def aattempt(task: Task, graph: Pregel) -> None:
-    """One try of a task: the node, then its conditional edges, all into task.writes."""
-    try:
-        routes = collect_writes(task, await watched(task, acall_node), graph, is_async=True)
-    except ParentCommand as exc:
-        routes = collect_writes(task, command_for(task, exc), graph, is_async=True)
-    routes = [(b, await r if asyncio.iscoroutine(r) else r) for b, r in routes]
-    add_branch_writes(task, routes, graph)
 
 
 # --- one step --------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A TimeoutPolicy (types.py) comes from ``add_node(timeout=...)``, ``@task(timeout=...)``,
 ``@entrypoint(timeout=...)``, ``NodeBuilder().set_timeout(...)``, or a ``Send(..., timeout=...)``
 (over its node's). The runner
-(runner.arun_task) runs each attempt through ``run_timed``:
+(arunner.arun_task) runs each attempt through ``run_timed``:
 
 | case                                         | what happens                                    |
 |----------------------------------------------|-------------------------------------------------|
