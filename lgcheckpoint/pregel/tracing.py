@@ -89,7 +89,6 @@ class GraphRun:
                 tuple(error.interrupts)))
         self.run.on_chain_end(loop.read_output())
 
-
     def closed(self, exc: GeneratorExit) -> None:
         """The caller stopped reading the stream: the run ends with that error, as LangGraph's."""
         self.close_node_runs(exc)
