@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from lgcheckpoint.viz import palette
+from tests.once import once
 
 pytestmark = pytest.mark.browser
 HERE = Path(__file__).parent
@@ -116,17 +117,18 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def executed_notebook(tmp_path_factory) -> Path:
-    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is."""
+    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is
+    (run once for both themes, also when they run on two workers)."""
     import nbformat
     from nbclient import NotebookClient
 
-    folder = tmp_path_factory.mktemp("executed")
-    nb = nbformat.read(HERE / "browser" / "viewers.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute()
-    path = folder / "viewers.ipynb"
-    nbformat.write(nb, path)
-    return path
+    def execute(folder: Path) -> None:
+        nb = nbformat.read(HERE / "browser" / "viewers.ipynb", as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        nbformat.write(nb, folder / "viewers.ipynb")
+
+    return once(tmp_path_factory, "executed-viewers", execute) / "viewers.ipynb"
 
 
 CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
@@ -137,19 +139,21 @@ COURSE = sorted(p.stem for p in (HERE.parent / "notebooks").glob("[0-9][0-9]_*.i
 @pytest.fixture(scope="module")
 def executed_chapters(tmp_path_factory) -> Path:
     """Course chapters that show viewers, run by nbclient in a copy of notebooks/ (their data
-    files beside them) and saved unsigned, as they will be committed."""
+    files beside them) and saved unsigned, as they will be committed (once for both themes)."""
     import nbformat
     from nbclient import NotebookClient
 
-    folder = tmp_path_factory.mktemp("course") / "notebooks"
-    shutil.copytree(HERE.parent / "notebooks", folder)
-    for name in CHAPTERS:
-        path = folder / f"{name}.ipynb"
-        nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=120, kernel_name="python3",
-                       resources={"metadata": {"path": str(folder)}}).execute()
-        nbformat.write(nb, path)
-    return folder
+    def execute(course: Path) -> None:
+        folder = course / "notebooks"
+        shutil.copytree(HERE.parent / "notebooks", folder)
+        for name in CHAPTERS:
+            path = folder / f"{name}.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            NotebookClient(nb, timeout=120, kernel_name="python3",
+                           resources={"metadata": {"path": str(folder)}}).execute()
+            nbformat.write(nb, path)
+
+    return once(tmp_path_factory, "executed-course", execute) / "notebooks"
 
 
 @pytest.fixture(params=list(THEMES))
@@ -268,6 +272,15 @@ def assert_readable(found: dict, min_pictures: int) -> None:
           f"texts, {len(pictures)} pictures, none shrunk")
 
 
+# every picture in the outputs decoded (a broken one too: its size then reads 0), no fixed wait
+IMAGES_DECODED = """
+async () => {
+  const images = [...document.querySelectorAll(".jp-OutputArea-output img")];
+  await Promise.all(images.map((img) => img.decode().catch(() => null)));
+}
+"""
+
+
 def test_viewers_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
@@ -308,7 +321,7 @@ def test_viewers_in_jupyterlab(lab):
             page.wait_for_selector(".lgc-hitl-status:has-text('resumed with')", timeout=15000)
             page.wait_for_selector(".lgc-hitl .lgc-svg g.node:has(title:text-is('c4'))",
                                    timeout=10000)
-            page.wait_for_timeout(500)  # images decode
+            page.evaluate(IMAGES_DECODED)
             page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
             assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
             assert errors == [], errors
@@ -346,7 +359,7 @@ def test_every_chapter_reads_well_in_jupyterlab(course_lab):
             for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
                 page.evaluate(OPEN_ALONE, f"{name}.ipynb")
                 page.wait_for_selector(".jp-RenderedImage img", timeout=60000)
-                page.wait_for_timeout(1000)  # the rest of the images decode
+                page.evaluate(IMAGES_DECODED)  # the rest of the images decode
                 page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
                 assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
         finally:
