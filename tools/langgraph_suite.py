@@ -393,7 +393,10 @@ def run_files(run: Path, files: list[str], against: Path, select: str | None = N
     out = run / "results.json"
     out.unlink(missing_ok=True)
     env = dict(os.environ, LGSUITE_RESULTS=str(out), LGSUITE_STUBS=str(run / "stubs.json"),
-               PYTHONPATH=os.pathsep.join([str(run), str(HERE), str(against)]))
+               PYTHONPATH=os.pathsep.join([str(run), str(HERE), str(against)]),
+               # bytecode (pytest's rewritten plugins among it) is kept in our cache, never beside
+               # a source, so a run reuses the last one's even where PYTHONDONTWRITEBYTECODE is set
+               PYTHONPYCACHEPREFIX=str(CACHE / "pycache"), PYTHONDONTWRITEBYTECODE="")
     cmd = [sys.executable, "-m", "pytest", *files, "-q", "-p", "langgraph_suite_plugin",
            *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")],
            "-c", str(run / "pytest.ini"), "--rootdir", str(run),
