@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from lgcheckpoint.viz import palette
+from tests.once import once
 
 pytestmark = pytest.mark.browser
 HERE = Path(__file__).parent
@@ -116,17 +117,18 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def executed_notebook(tmp_path_factory) -> Path:
-    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is."""
+    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is
+    (run once for both themes, also when they run on two workers)."""
     import nbformat
     from nbclient import NotebookClient
 
-    folder = tmp_path_factory.mktemp("executed")
-    nb = nbformat.read(HERE / "browser" / "viewers.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute()
-    path = folder / "viewers.ipynb"
-    nbformat.write(nb, path)
-    return path
+    def execute(folder: Path) -> None:
+        nb = nbformat.read(HERE / "browser" / "viewers.ipynb", as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        nbformat.write(nb, folder / "viewers.ipynb")
+
+    return once(tmp_path_factory, "executed-viewers", execute) / "viewers.ipynb"
 
 
 CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
@@ -137,19 +139,21 @@ COURSE = sorted(p.stem for p in (HERE.parent / "notebooks").glob("[0-9][0-9]_*.i
 @pytest.fixture(scope="module")
 def executed_chapters(tmp_path_factory) -> Path:
     """Course chapters that show viewers, run by nbclient in a copy of notebooks/ (their data
-    files beside them) and saved unsigned, as they will be committed."""
+    files beside them) and saved unsigned, as they will be committed (once for both themes)."""
     import nbformat
     from nbclient import NotebookClient
 
-    folder = tmp_path_factory.mktemp("course") / "notebooks"
-    shutil.copytree(HERE.parent / "notebooks", folder)
-    for name in CHAPTERS:
-        path = folder / f"{name}.ipynb"
-        nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=120, kernel_name="python3",
-                       resources={"metadata": {"path": str(folder)}}).execute()
-        nbformat.write(nb, path)
-    return folder
+    def execute(course: Path) -> None:
+        folder = course / "notebooks"
+        shutil.copytree(HERE.parent / "notebooks", folder)
+        for name in CHAPTERS:
+            path = folder / f"{name}.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            NotebookClient(nb, timeout=120, kernel_name="python3",
+                           resources={"metadata": {"path": str(folder)}}).execute()
+            nbformat.write(nb, path)
+
+    return once(tmp_path_factory, "executed-course", execute) / "notebooks"
 
 
 @pytest.fixture(params=list(THEMES))

@@ -60,6 +60,9 @@ POSTGRES_URI = os.environ.get("LGCHECKPOINT_POSTGRES_URI",
                               "postgresql://postgres@127.0.0.1:5432/postgres")
 RUN_TIMEOUT = 4 * 3600  # seconds for one sdist's tests
 TEST_TIMEOUT = 60  # seconds for one test (pytest-timeout)
+# pytest plugins of our venv that LangGraph's tests never use; each costs start-up time in every
+# run (nbval alone imports nbformat and jsonschema: over a second)
+UNUSED_PLUGINS = ("cacheprovider", "nbval", "langsmith_plugin", "xdist", "xdist.looponfail")
 
 # ---------------------------------------------------------------------------------------------
 # Imports. LangGraph's module paths are routed by lgcheckpoint/swap.py (imported in route: the
@@ -405,9 +408,13 @@ def run_files(run: Path, files: list[str], against: Path, select: str | None = N
     out = run / "results.json"
     out.unlink(missing_ok=True)
     env = dict(os.environ, LGSUITE_RESULTS=str(out), LGSUITE_STUBS=str(run / "stubs.json"),
-               PYTHONPATH=os.pathsep.join([str(run), str(HERE), str(against)]))
+               PYTHONPATH=os.pathsep.join([str(run), str(HERE), str(against)]),
+               # bytecode (pytest's rewritten plugins among it) is kept in our cache, never beside
+               # a source, so a run reuses the last one's even where PYTHONDONTWRITEBYTECODE is set
+               PYTHONPYCACHEPREFIX=str(CACHE / "pycache"), PYTHONDONTWRITEBYTECODE="")
     cmd = [sys.executable, "-m", "pytest", *files, "-q", "-p", "langgraph_suite_plugin",
-           "-p", "no:cacheprovider", "-c", str(run / "pytest.ini"), "--rootdir", str(run),
+           *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")],
+           "-c", str(run / "pytest.ini"), "--rootdir", str(run),
            f"--timeout={TEST_TIMEOUT}", "--continue-on-collection-errors",
            *(["-k", select] if select else [])]
     try:
