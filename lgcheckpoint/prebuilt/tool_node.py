@@ -216,6 +216,9 @@ class InjectedStore(InjectedToolArg):
 class ToolNode:
     """A node that runs the tool calls of the last AIMessage; one ToolMessage per call."""
 
+    # what a drawing's to_json() names it: the public class it stands in for (pregel/draw.py)
+    lc_id = ["langgraph", "prebuilt", "tool_node", "ToolNode"]
+
     def __init__(self, tools: Sequence[BaseTool | Callable], *, name: str = "tools",
                  tags: list[str] | None = None,
                  handle_tool_errors: Any = default_handle_tool_errors,

@@ -225,7 +225,7 @@ def last_step(found: set, first: list[str], limit: int = 250) -> set:
 
 def node_metadata(graph: Pregel, name: str, deferred: bool) -> dict | None:
     """What LangGraph shows under a node's name: its metadata, deferred, interrupted before /
-    after."""
+    after, the tools of a ToolNode."""
     meta: dict = dict(getattr(graph.nodes[name], "metadata", {}))  # NodeBuilder().meta(...)
     if deferred:
         meta["defer"] = True
@@ -233,6 +233,9 @@ def node_metadata(graph: Pregel, name: str, deferred: bool) -> dict | None:
     when = [w for w, nodes in interrupts if nodes != "*" and name in nodes]
     if when:
         meta["__interrupt"] = ",".join(when)
+    tools = getattr(graph.nodes[name].func, "tools_by_name", None)  # a ToolNode names its tools
+    if isinstance(tools, dict) and tools:
+        meta["__tools"] = list(tools)
     return meta or None
 
 

@@ -147,3 +147,31 @@ def test_unimplemented_drawing_options_are_refused():
         drawing.draw_mermaid(frontmatter_config={"config": {"theme": "neutral"}})
     with pytest.raises(NotImplementedError, match="draw_mermaid"):
         drawing.draw_ascii()
+
+
+def with_a_tool_node(prebuilt: str, graph_module: str, messages_module: str):
+    """A chat agent's graph: a ToolNode is drawn with LangGraph's id for it and its tools' names."""
+    import importlib
+
+    from langchain_core.tools import tool
+
+    @tool
+    def search(query: str) -> str:
+        """Look the query up."""
+        return query
+
+    graph = importlib.import_module(graph_module)
+    messages = importlib.import_module(messages_module)
+    g = graph.StateGraph(messages.MessagesState)
+    g.add_node("agent", lambda state: {})
+    g.add_node("tools", importlib.import_module(prebuilt).ToolNode([search]))
+    g.add_edge(graph.START, "agent")
+    g.add_edge("agent", "tools")
+    return g.compile()
+
+
+def test_a_tool_node_is_drawn_as_langgraphs():
+    ours = with_a_tool_node("lgcheckpoint.prebuilt", "lgcheckpoint.graph", "lgcheckpoint.messages")
+    theirs = with_a_tool_node("langgraph.prebuilt", "langgraph.graph", "langgraph.graph")
+    assert drawn(ours) == drawn(theirs)
+    assert '"__tools": [\n     "search"' in drawn(ours)[0]
