@@ -19,10 +19,15 @@ OPTIONAL_PARTS = {  # package part -> the extra that brings its dependencies
     "messages.py": "messages",  # chat messages, on langchain-core
     "prebuilt": "messages",  # ToolNode, create_react_agent: on the same extra
     "pregel/messages_stream.py": "messages",  # stream_mode="messages": imported only when asked
+    "pregel/tracing.py": "messages",  # langchain callbacks: imported only for runs that pass them
+    "callbacks.py": "messages",  # langgraph.callbacks' names, on langchain-core's handlers
 }
 # core modules that reach the messages extra lazily, inside one function, and only for input that
-# is itself langchain's: a dict as a node becomes langchain's RunnableParallel
-LAZY_MESSAGES_USERS = {"lgcheckpoint/pregel/node.py"}
+# is itself langchain's: a dict as a node becomes langchain's RunnableParallel (runnables.py), a
+# Runnable method of a graph builds its adapter (as_runnable.py), a Runnable node is timed
+# (timeouts.py), a write that holds a message gets its id (write_ids.py)
+LAZY_MESSAGES_USERS = {"lgcheckpoint/pregel/runnables.py", "lgcheckpoint/pregel/as_runnable.py",
+                       "lgcheckpoint/pregel/timeouts.py", "lgcheckpoint/pregel/write_ids.py"}
 
 
 def third_party_imports(path: Path, top_level_only: bool) -> set[str]:
