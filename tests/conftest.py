@@ -2,6 +2,7 @@
 ``--lesson NN``, and the whole suite on parallel workers when ``pytest`` runs it all."""
 
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -62,9 +63,22 @@ def sqlite_path(tmp_path):
     return str(tmp_path / "checkpoints.sqlite")
 
 
+def keep_bytecode_out_of_tree() -> None:
+    """With PYTHONDONTWRITEBYTECODE set (some machines set it), each of the run's ~200 processes
+    (workers, kernels, CLIs, crash trials) would compile the package again from source, about a
+    minute of the whole run: their bytecode goes to a cache outside the tree instead, and no
+    __pycache__ appears in it either way."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        prefix = str(Path.home() / ".cache" / "lgcheckpoint-tests" / "pycache")
+        os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+        sys.dont_write_bytecode = False
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads -n
 def pytest_cmdline_main(config):
     """The whole suite (no paths, no --lesson, no -n) runs on WORKERS workers, by file."""
+    keep_bytecode_out_of_tree()
     if not hasattr(config.option, "numprocesses") or hasattr(config, "workerinput"):
         return  # no pytest-xdist, or a worker (it runs this hook too, and must not fork again)
     whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS

@@ -213,7 +213,10 @@ def test_error_that_stopped_the_run(saver_for):
     with pytest.raises(ValueError):
         app.invoke({"topic": "t", "items": [], "verdict": ""}, config)
     h = load_history(app, config)
-    assert h.head.key == "c2" and len(h.head.errors) == 2  # both Send tasks failed
+    # both Send tasks fail; ours saves both errors, LangGraph's runner stops waiting once one
+    # fails, so whether the other's error is saved too depends on which thread ends first
+    errors = len(h.head.errors)
+    assert h.head.key == "c2" and (errors == 2 if rt.name == "lgcheckpoint" else errors in (1, 2))
     dot = LineageGraph(app, config).dot
     assert "ERROR in work: " in dot and "retried" not in dot
 
