@@ -41,6 +41,8 @@ def build(out: Path, api_only: bool = False) -> int:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a != "--api-only"]
+    if len(args) > 1 or args and args[0].startswith("-"):
+        sys.exit("usage: python tools/website.py [OUT] [--api-only]")
     target = Path(args[0]) if args else ROOT / "build" / "site"
     code = build(target.resolve(), api_only="--api-only" in sys.argv[1:])
     if code == 0:
