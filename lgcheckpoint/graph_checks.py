@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence, get_args
 
-from lgcheckpoint.constants import END, NS_END, NS_SEP, RESERVED, ROOT, START
+from lgcheckpoint.constants import END, NS_END, NS_SEP, RESERVED, START
 from lgcheckpoint.pregel import Pregel
 from lgcheckpoint.pregel.runnables import is_runnable
 
@@ -35,8 +35,7 @@ def no_managed_keys(schema: Any, managed: dict) -> None:
 
 def state_key(key: str, channels: dict) -> None:
     """A state key is not one of the runtime's own channel names."""
-    if key in RESERVED or key.startswith(("branch:", "join:")) or (
-            key == ROOT and list(channels) != [ROOT]):
+    if key in RESERVED or key.startswith(("branch:", "join:")):
         raise ValueError(f"State key '{key}' is reserved by the runtime; rename it")
 
 

@@ -147,7 +147,7 @@ class Node:
             return []
         items: list[Any] = list(result) if isinstance(result, (list, tuple)) and any(
             isinstance(r, Command) for r in result) else [result]
-        if ROOT in self.output_keys:  # a single-value state: each result is an update itself
+        if self.output_keys == {ROOT}:  # a single-value state: each result is an update itself
             return [(ROOT, i.update if isinstance(i, Command) else i) for i in items
                     if not isinstance(i, (Command, Send)) or isinstance(i, Command) and (
                         i.update is not None and i.graph != Command.PARENT)]

@@ -68,3 +68,21 @@ def a_breakpoint_and_a_command_update(lib: Run):
 @pytest.mark.parametrize("name", list(CAUSES))
 def test_same_as_langgraph(name):
     assert_same(name, record(CAUSES[name], LANGGRAPH), record(CAUSES[name], OURS))
+
+
+def test_a_root_key_beside_other_keys_is_a_plain_key_as_in_langgraph():
+    """``__root__`` makes a single-value state only when it is the state's one key; beside other
+    keys it is an ordinary channel (LangGraph's test_root_graph reuses a thread so)."""
+    from typing_extensions import TypedDict
+
+    class State(TypedDict):
+        __root__: Annotated[list, operator.add]
+        something_else: str
+
+    def final(lib):
+        g = lib.StateGraph(State)
+        g.add_node("a", lambda s: {"__root__": ["a"], "something_else": "x"})
+        g.add_edge(lib.START, "a")
+        return g.compile().invoke({"__root__": ["in"]})
+
+    assert final(OURS) == final(LANGGRAPH) == {"__root__": ["in", "a"], "something_else": "x"}
