@@ -111,13 +111,13 @@ def collect_writes(task: Task, result: Any, graph: Pregel, is_async: bool = Fals
 def call_edge(task: Task, branch: Branch, state: Any, is_async: bool) -> Any:
     """A conditional edge's path function (an async run awaits an async one's coroutine later);
     with langchain callbacks, it is a run inside its node's (pregel/tracing.py)."""
-    call = partial(call_user, task, is_async and async_twin(branch.path) or branch.path, state,
-                   branch.injects)
+    path = is_async and async_twin(branch.path) or branch.path
     if not task.config.get("callbacks"):
-        return call()
+        return call_user(task, path, state, branch.injects)
     from lgcheckpoint.pregel import tracing
 
-    return tracing.edge(task, branch, call, state, is_async)
+    return tracing.edge(task, branch, partial(call_user, task, path, state, branch.injects),
+                        state, is_async)
 
 
 def branch_state(branch: Branch, task: Task, result: Any) -> Any:
