@@ -157,6 +157,22 @@ def test_postgres_connection_killed_mid_run(postgres_uri, conn_kind, durability)
                    lambda: kill_backends(postgres_uri))
 
 
+def wait_until_saved(uri: str, thread: str, count: int) -> None:
+    """Until the thread has ``count`` checkpoints stored: with durability "async" the steps
+    before the fault may still be queued on a loaded machine, and a thread with nothing stored
+    has nothing to resume from."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for _ in range(1000):
+            stored = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s",
+                                  (thread,)).fetchone()[0]
+            if stored >= count:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"{count} checkpoints of {thread} were not stored within 10 s")
+
+
 def postgres_fault(uri: str, conn_kind: str, durability: str, what: str,
                    fault: Callable[[], None]) -> None:
     from psycopg_pool import ConnectionPool
@@ -172,7 +188,7 @@ def postgres_fault(uri: str, conn_kind: str, durability: str, what: str,
     try:
         opened = contextlib.nullcontext(PostgresSaver(pool)) if pool else postgres_saver(uri)
         with opened as saver:
-            FAULTS["c"] = fault
+            FAULTS["c"] = lambda: (wait_until_saved(uri, thread, 3), fault())
             error = run_into_fault(chain_graph(saver), config, durability)
             assert_clear(error, StoreUnavailableError, "Postgres connection failed",
                          "graph.invoke(None, config)")
