@@ -209,12 +209,13 @@ def test_a_stream_stopped_by_the_caller(is_async):
 
 
 class SlowTokens(GenericFakeChatModel):
-    """Three tokens 0.08 s apart: only its callback events keep a 0.15 s idle clock going."""
+    """Four tokens 0.2 s apart: only its callback events keep a 0.5 s idle clock going (with
+    room for a loaded machine's delays on either side)."""
 
     async def _astream(self, messages: list, stop: Any = None, run_manager: Any = None,
                        **kwargs: Any) -> Any:
-        for i in range(3):
-            await asyncio.sleep(0.08)
+        for i in range(4):
+            await asyncio.sleep(0.2)
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=str(i)))
             if run_manager:
                 await run_manager.on_llm_new_token(str(i), chunk=chunk)
@@ -235,7 +236,7 @@ def test_callback_events_are_idle_timeout_progress(how):
         graph = g.StateGraph(S)
         refresh = "heartbeat" if "heartbeat" in how else "auto"
         graph.add_node("call", call,
-                       timeout=g.TimeoutPolicy(idle_timeout=0.15, refresh_on=refresh))
+                       timeout=g.TimeoutPolicy(idle_timeout=0.5, refresh_on=refresh))
         graph.add_edge(g.START, "call")
         compiled = graph.compile()
 
@@ -250,7 +251,7 @@ def test_callback_events_are_idle_timeout_progress(how):
             return exc.kind
     ours = outcome("ours")
     assert ours == outcome("langgraph")
-    assert ours == {"messages": ["0", "1", "2", ""], "tracer": "012"}.get(how, "idle")
+    assert ours == {"messages": ["0", "1", "2", "3", ""], "tracer": "0123"}.get(how, "idle")
 
 
 def test_run_name_and_id_from_the_config():
