@@ -334,6 +334,20 @@ async (path) => {
 """
 
 
+# the open notebook is drawn: every cell attached (JupyterLab adds them in batches), every output
+# of its model shown, its fonts loaded and every picture decoded (so its shown size is final)
+RENDERED = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const notebook = panel && panel.content, cells = notebook?.model?.cells;
+  if (!cells || notebook.widgets.length !== cells.length) return false;
+  let outputs = 0;
+  for (let i = 0; i < cells.length; i++) outputs += cells.get(i).outputs?.length ?? 0;
+  return panel.node.querySelectorAll('.jp-OutputArea-child').length >= outputs
+    && document.fonts.status === 'loaded'
+    && [...panel.node.querySelectorAll('img')].every((img) => img.complete && img.naturalWidth > 0);
+}"""
+
+
 def test_every_chapter_reads_well_in_jupyterlab(course_lab):
     from playwright.sync_api import sync_playwright
 
@@ -350,7 +364,7 @@ def test_every_chapter_reads_well_in_jupyterlab(course_lab):
             for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
                 page.evaluate(OPEN_ALONE, f"{name}.ipynb")
                 page.wait_for_selector(".jp-RenderedImage img", timeout=60000)
-                page.wait_for_timeout(1000)  # the rest of the images decode
+                page.wait_for_function(RENDERED, timeout=30000)
                 page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
                 assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
         finally:
