@@ -1,6 +1,8 @@
-"""The course website (tools/website.py): it builds offline with no Sphinx warning, each chapter
-shows every picture its notebook stores, and in Chromium every page's pictures load and no
-internal link (page or anchor) is broken."""
+"""The course website (tools/website.py), built as a student with the wheel would build it: the
+wheel installed with the ``docs`` extra in a fresh virtual environment, so the API reference
+documents the installed package (every module of the wheel imported). It builds offline with no
+Sphinx warning, each chapter shows every picture its notebook stores, and in Chromium every
+page's pictures load and no internal link (page or anchor) is broken."""
 
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from website import FRONT_PAGE, build  # noqa: E402
+from website import FRONT_PAGE  # noqa: E402
+
+from tests.test_wheel import run, student_env, wheel_in_new_venv  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,10 +33,13 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The website, built once by the one command (any warning fails it)."""
-    out = tmp_path_factory.mktemp("site")
-    assert build(out) == 0, "sphinx-build -W failed: its warnings are printed above"
-    return out
+    """The website, built once by the one command (any warning fails it) with the Python of a
+    fresh environment holding the wheel and its docs extra."""
+    work = tmp_path_factory.mktemp("website")
+    env = student_env()
+    bin_, _ = wheel_in_new_venv(work, env, "[docs]")
+    run([bin_ / "python", ROOT / "tools" / "website.py", work / "site"], work, env, timeout=900)
+    return work / "site"
 
 
 def stored_pictures(notebook: Path) -> set[str]:
@@ -65,6 +72,16 @@ def test_the_site_has_the_reading_path_the_docs_and_an_api_reference(site):
     for documented in ("lgcheckpoint.graph.StateGraph", "lgcheckpoint.viz.lineage.LineageGraph",
                        "lgcheckpoint.checkpoint.sqlite.SqliteSaver"):
         assert f'id="{documented}"' in api, f"the API reference lacks {documented}"
+
+
+def test_the_api_reference_documents_every_module_of_the_installed_wheel(site):
+    """Each module of the source tree has its section, read from the installed wheel (a module
+    the wheel lacks would fail to import, and -W would fail the build)."""
+    api = (site / "docs" / "site" / "api.html").read_text()
+    modules = [".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for p in (ROOT / "lgcheckpoint").rglob("*.py") if p.name != "__main__.py"]
+    missing = [m for m in modules if f'id="module-{m}"' not in api]
+    assert len(modules) > 100 and not missing, f"the API reference lacks {missing[:5]}"
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

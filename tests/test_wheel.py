@@ -34,11 +34,18 @@ def pip_install(bin_: Path, *what, cwd: Path, env: dict, timeout: int = 600) -> 
          "--no-compile", *what], cwd, env, timeout)
 
 
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory) -> tuple[Path, dict, Path]:
-    """The wheel built from a copy of the sources (no stale build/), installed with no extra into a
-    new virtual environment: its bin folder, a process env without our PYTHONPATH, the wheel."""
-    work = tmp_path_factory.mktemp("packaging")
+def student_env() -> dict:
+    """A student's shell: not our PYTHONPATH or venv, and Python writes bytecode as it imports."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def wheel_in_new_venv(work: Path, env: dict, extras: str = "") -> tuple[Path, Path]:
+    """The wheel built from a copy of the sources (no stale build/), installed (with ``extras``,
+    e.g. "[docs]") into a new virtual environment under ``work``: its bin folder, the wheel.
+    ``env`` gets the bin folder first on its PATH."""
     src = work / "src"
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints")
     for name in SHIPPED:
@@ -47,17 +54,26 @@ def fresh(tmp_path_factory) -> tuple[Path, dict, Path]:
         else:
             src.mkdir(exist_ok=True)
             shutil.copy(ROOT / name, src / name)
-    # a student's shell: not our PYTHONPATH, and Python writes bytecode as it imports
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work / "dist", src],
         work, env)
     (wheel,) = (work / "dist").glob("lgcheckpoint-*.whl")
     run([sys.executable, "-m", "venv", "--without-pip", work / "venv"], work, env)
     bin_ = work / "venv" / "bin"
     env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
-    pip_install(bin_, wheel, cwd=work, env=env)
+    pip_install(bin_, f"{wheel}{extras}", cwd=work, env=env, timeout=900)
+    where = run([bin_ / "python", "-c", "import lgcheckpoint; print(lgcheckpoint.__file__)"],
+                work, env).stdout
+    assert str(bin_.parent) in where, f"the test must use the installed wheel, not {where}"
+    return bin_, wheel
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> tuple[Path, dict, Path]:
+    """The wheel installed with no extra into a new virtual environment: its bin folder, a
+    student's process env, the wheel."""
+    work = tmp_path_factory.mktemp("packaging")
+    env = student_env()
+    bin_, wheel = wheel_in_new_venv(work, env)
     (work / "run").mkdir()
     return bin_, env, wheel
 
@@ -65,9 +81,6 @@ def fresh(tmp_path_factory) -> tuple[Path, dict, Path]:
 def test_the_plain_install_runs_the_tour_and_writes_reports(fresh):
     bin_, env, _ = fresh
     cwd = bin_.parent.parent / "run"
-    where = run([bin_ / "python", "-c", "import lgcheckpoint; print(lgcheckpoint.__file__)"],
-                cwd, env).stdout
-    assert str(bin_.parent) in where, f"the test must use the installed wheel, not {where}"
     run([bin_ / "lgcheckpoint", "tour"], cwd, env)
     run([bin_ / "lgcheckpoint", "inspect", "lgcheckpoint-tour.sqlite", "--html", "inspect.html"],
         cwd, env)
@@ -160,18 +173,3 @@ def test_course_opens_jupyterlab_on_chapter_00(tmp_path):
     finally:
         lab.terminate()
         lab.wait(timeout=30)
-
-
-def test_the_website_builds_on_the_installed_wheel(fresh, tmp_path):
-    """The course website from a wheel: the docs extra builds its API reference, which reads the
-    installed package's docstrings (the API page only: the rest comes from the clone, as
-    tools/website.py reads it, and tests/test_website.py builds all of it)."""
-    bin_, env, wheel = fresh
-    pip_install(bin_, f"{wheel}[docs]", cwd=tmp_path, env=env, timeout=900)
-    where = run([bin_ / "python", "-c", "import lgcheckpoint; print(lgcheckpoint.__file__)"],
-                tmp_path, env).stdout
-    assert str(bin_.parent) in where, f"the site must document the installed wheel, not {where}"
-    run([bin_ / "python", ROOT / "tools" / "website.py", tmp_path / "site", "--api-only"],
-        tmp_path, env, timeout=900)
-    api = (tmp_path / "site" / "docs" / "site" / "api.html").read_text()
-    assert "lgcheckpoint.swap" in api and "lgcheckpoint.pregel.loop" in api

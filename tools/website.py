@@ -5,7 +5,8 @@ Sphinx reads the repository (docs/site/conf.py says which files) and renders eve
 its stored outputs; ``-W`` turns any warning into a failed build, ``--keep-going`` lists them all
 first, ``-E`` rereads every file (a cached page would hide its warnings). ``--api-only`` builds
 just the API reference (and the reading path it links to), the part that reads the installed
-package: tests/test_wheel.py builds that from the wheel, tests/test_website.py the whole site.
+package, in a third of the time. tests/test_website.py builds the whole site with the Python of a
+fresh environment holding the wheel and its docs extra.
 Why Sphinx and what the site holds: docs/website.md.
 """
 
