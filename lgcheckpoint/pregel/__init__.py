@@ -67,6 +67,8 @@ class Run(NamedTuple):
 
     def drain(self) -> Iterator[Any]:
         """Chunks collected since the last drain, shaped as the caller asked (stream.py)."""
+        if not self.chunks:  # most drains (three a step) find none
+            return
         many = isinstance(self.stream_mode, (list, tuple))
         wanted = stream_modes(self.stream_mode)
         while self.chunks:

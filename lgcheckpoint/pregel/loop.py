@@ -336,9 +336,10 @@ class PregelLoop:
             to_save = writes
         self.pending_writes.extend((task_id, c, v) for c, v in writes)
         task = self.tasks.get(task_id)
-        # the step's last task (none still running) shares the step's commit
-        self.saves.after_task(self.writes_call(task_id, to_save),
-                              last_of_step=task is not None and not self.running)
+        if self.saves.saves_steps:  # else none are saved, or all at exit (exit_saves)
+            # the step's last task (none still running) shares the step's commit
+            self.saves.after_task(self.writes_call(task_id, to_save),
+                                  last_of_step=task is not None and not self.running)
         if task is not None:
             self.output_writes(task, writes, cached)
             if not cached and self.graph.cache is not None and (
