@@ -1,9 +1,30 @@
 """Measurements the browser tests take in the page: the WCAG contrast of chosen texts against
-the colours they are rendered on, and whether a table fits its output or scrolls (never cut)."""
+the colours they are rendered on, and whether a table fits its output or scrolls (never cut).
+And the switch between JupyterLab's light and Dark themes in an open page, so that one page (one
+server, one chromium, one notebook render or kernel run) is measured in both."""
 
 from __future__ import annotations
 
 MIN_CONTRAST = 4.5  # WCAG AA for body text
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+# ([theme name, is light]) -> the theme is applied and shown: JupyterLab names it on <body> once
+# its stylesheet has loaded, has shown its shell again (it hides it while swapping stylesheets)
+# and removed its splash screen (a grey veil that fades out over the page, 200 ms), and the
+# page's paper colour (--jp-layout-color0) resolves light or dark as the theme is
+THEME_SHOWN_JS = """
+([name, light]) => {
+  const body = document.body;
+  if (body.dataset.jpThemeName !== name || window.jupyterapp.shell.isHidden
+      || document.getElementById("jupyterlab-splash")) return false;
+  const probe = document.createElement("div");
+  probe.style.color = "var(--jp-layout-color0)";
+  body.appendChild(probe);
+  const [r, g, b] = getComputedStyle(probe).color.match(/[\\d.]+/g).map(Number);
+  probe.remove();
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b > 128) === light;
+}
+"""
 
 # (selectors) -> every visible text inside them, with its contrast against its effective background
 CONTRAST_JS = """
@@ -76,3 +97,23 @@ def assert_tables_fit_or_scroll(page, selector: str) -> list[dict]:
            or not t["boxInside"]]
     assert not bad, bad
     return tables
+
+
+def themes_in_order(page) -> list[str]:
+    """Both themes, the page's current one first: checking both then takes one switch."""
+    page.wait_for_function("() => document.body.dataset.jpThemeName", timeout=30000)
+    current = page.evaluate("() => document.body.dataset.jpThemeName")
+    return sorted(THEMES, key=lambda theme: THEMES[theme] != current)
+
+
+def switch_theme(page, theme: str) -> None:
+    """Switch the open JupyterLab to ``theme`` ("light" or "dark"; nothing to do if it is on)
+    and return once the theme is drawn: its stylesheet applied, the shell shown and laid out."""
+    name = THEMES[theme]
+    page.evaluate("async (name) => { if (document.body.dataset.jpThemeName !== name) await"
+                  " window.jupyterapp.commands.execute('apputils:change-theme', {theme: name}); }",
+                  name)
+    page.wait_for_function(THEME_SHOWN_JS, arg=[name, theme == "light"], timeout=30000,
+                           polling=100)
+    # two frames: JupyterLab re-fits the shown shell in one, the browser lays it out by the next
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")

@@ -1,17 +1,22 @@
 """A real browser test of the viewers, in JupyterLab's light and Dark themes.
 
 tests/browser/viewers.ipynb is first executed by nbclient and saved unsigned, as a student gets a
-committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium through Playwright:
-- before running anything (untrusted), every viewer must show as a PNG (no SVG/HTML is rendered);
-- then run all: the static lineage SVG, the version table, the matrix image and the widgets render;
-  the player's slider, a click on the lineage and a HITL button round-trip to the kernel;
-- readability is measured, not assumed: every text in an output has WCAG contrast >= 4.5 against
-  its effective background and is >= 12 px; every text in a drawing has contrast >= 4.5 against
-  the shape it sits on; every picture is shown large enough that its smallest text (10 pt at
-  100 dpi, 13.9 px) stays >= 12 px (JupyterLab scales a picture wider than the output area).
+committed chapter. JupyterLab (127.0.0.1) opens it in headless Debian chromium through Playwright,
+once: every check that depends on the theme is made in both themes, switched in the open page by
+JupyterLab's own theme command, so both cost one server, one chromium and one render and run:
+- before running anything (untrusted), every viewer must show as a PNG (no SVG/HTML is rendered),
+  in both themes;
+- then run all (once): the static lineage SVG, the version table, the matrix image and the widgets
+  render; the player's slider, a click on the lineage and a HITL button round-trip to the kernel;
+- readability is measured, not assumed, in both themes: every text in an output has WCAG contrast
+  >= 4.5 against its effective background and is >= 12 px; every text in a drawing has contrast
+  >= 4.5 against the shape it sits on; every picture is shown large enough that its smallest text
+  (10 pt at 100 dpi, 13.9 px) stays >= 12 px (JupyterLab scales a picture wider than the output
+  area).
 A second test (its own server, so the two run on parallel workers) opens every course chapter
-untrusted as committed (04 and 12, which show viewers, freshly executed by nbclient): each gets
-the same readability checks and must show at least one picture.
+untrusted as committed (04 and 12, which show viewers, freshly executed by nbclient), once each:
+it gets the same readability checks in the theme the page is in, then in the other (chapters
+alternate the order, so no switch goes back), and must show at least one picture.
 Screenshots: test-artifacts/viewers-{light,dark}.png, viewers-untrusted-{light,dark}.png and
 <chapter>-{light,dark}.png.
 """
@@ -32,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from lgcheckpoint.viz import palette
+from tests.browser_checks import THEMES, switch_theme, themes_in_order
 from tests.once import once
 
 pytestmark = pytest.mark.browser
@@ -41,7 +47,6 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TOKEN = "lgc-browser-test"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 # code cells of viewers.ipynb that display a viewer: opened untrusted, each must show a picture
 # (a PNG, or a table: JupyterLab shows untrusted HTML sanitized, inline colours kept); the
 # HITLPanel widget has no static picture yet, so 7 of the 8
@@ -117,8 +122,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def executed_notebook(tmp_path_factory) -> Path:
-    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is
-    (run once for both themes, also when they run on two workers)."""
+    """viewers.ipynb run by nbclient and saved unsigned: what opening a committed chapter is."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -139,7 +143,7 @@ COURSE = sorted(p.stem for p in (HERE.parent / "notebooks").glob("[0-9][0-9]_*.i
 @pytest.fixture(scope="module")
 def executed_chapters(tmp_path_factory) -> Path:
     """Course chapters that show viewers, run by nbclient in a copy of notebooks/ (their data
-    files beside them) and saved unsigned, as they will be committed (once for both themes)."""
+    files beside them) and saved unsigned, as they will be committed."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -156,25 +160,27 @@ def executed_chapters(tmp_path_factory) -> Path:
     return once(tmp_path_factory, "executed-course", execute) / "notebooks"
 
 
-@pytest.fixture(params=list(THEMES))
-def lab(request, tmp_path, executed_notebook):
-    """A JupyterLab server in one theme, with its own config/data/runtime dirs; yields
-    (base URL, theme name)."""
-    yield from jupyterlab(tmp_path, request.param, {"viewers": executed_notebook})
+@pytest.fixture
+def lab(tmp_path, executed_notebook):
+    """A JupyterLab server (starting in the light theme) with its own config/data/runtime dirs;
+    yields its base URL."""
+    yield from jupyterlab(tmp_path, {"viewers": executed_notebook})
 
 
-@pytest.fixture(params=list(THEMES))
-def course_lab(request, tmp_path, executed_chapters):
+@pytest.fixture
+def course_lab(tmp_path, executed_chapters):
     """The same with every chapter (the two that show viewers as freshly run, the rest as
     committed), opened without starting a kernel: stored outputs show the same without one, and
-    21 idle kernels per theme would only load the machine."""
+    21 idle kernels would only load the machine."""
     chapters = {name: (executed_chapters if name in CHAPTERS else HERE.parent / "notebooks")
                 / f"{name}.ipynb" for name in COURSE}
     no_kernel = "--LabApp.notebook_starts_kernel=False"
-    yield from jupyterlab(tmp_path, request.param, chapters, no_kernel)
+    yield from jupyterlab(tmp_path, chapters, no_kernel)
 
 
-def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
+def jupyterlab(tmp_path, notebooks: dict[str, Path], *options):
+    """JupyterLab serving ``notebooks`` (name -> file, copied) in the light theme; yields its
+    base URL (skips, or fails under CI, without chromium)."""
     if not Path(CHROMIUM).exists():
         reason = ("NO CHROMIUM at /usr/bin/chromium: apt-get install chromium "
                   "(never `playwright install`)")
@@ -185,14 +191,15 @@ def jupyterlab(tmp_path, theme, notebooks: dict[str, Path], *options):
     root.mkdir()
     for name, path in notebooks.items():
         shutil.copy(path, root / f"{name}.ipynb")
-    with running_lab(root, tmp_path / "home", theme, *options) as url:
-        yield url, theme
+    with running_lab(root, tmp_path / "home", *options) as url:
+        yield url
 
 
 @contextmanager
-def running_lab(root: Path, home: Path, theme: str, *options: str):
-    """JupyterLab on 127.0.0.1 serving ``root`` in ``theme``, with its own config/data/runtime
-    dirs under ``home``; yields its base URL (the token is TOKEN) and shuts it down after."""
+def running_lab(root: Path, home: Path, *options: str, theme: str = "light"):
+    """JupyterLab on 127.0.0.1 serving ``root``, starting in ``theme`` (a page switches it with
+    tests.browser_checks.switch_theme), with its own config/data/runtime dirs under ``home``;
+    yields its base URL (the token is TOKEN) and shuts it down after."""
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no news or update toasts over the screenshot
     (settings / "notification.jupyterlab-settings").write_text(
@@ -248,34 +255,38 @@ def open_notebook(page, lab_url: str, name: str = "viewers") -> None:
 
 
 def check_untrusted(page, theme: str) -> None:
-    """Opened before running: the stored outputs are untrusted; each viewer must show its PNG."""
+    """Opened before running: the stored outputs are untrusted; each viewer must show its PNG
+    (checked in ``theme``, switched to first)."""
+    switch_theme(page, theme)
     try:
         page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output"
                                f" :is(img, table)').length >= {VIEWER_CELLS}", timeout=30000)
     finally:
         page.screenshot(path=str(ARTIFACTS / f"viewers-untrusted-{theme}.png"), full_page=True)
     assert page.locator(".jp-RenderedSVG").count() == 0  # JupyterLab renders no untrusted SVG
-    assert_readable(page.evaluate(READABILITY_JS), min_pictures=5)
+    assert_readable(page.evaluate(READABILITY_JS), min_pictures=5, where=f"untrusted, {theme}")
 
 
-def assert_readable(found: dict, min_pictures: int) -> None:
-    """Contrast and size of every text, and the scale of every picture, as measured in the page."""
+def assert_readable(found: dict, min_pictures: int, where: str) -> None:
+    """Contrast and size of every text, and the scale of every picture, as measured in the page
+    (``where``: the page and theme measured, named in a failure)."""
     texts, drawings, pictures = found["texts"], found["drawings"], found["pictures"]
     low = [t for t in texts if t["ratio"] < MIN_CONTRAST or t["size"] < MIN_FONT_PX]
-    assert texts and not low, low[:10]
+    assert texts and not low, (where, low[:10])
     faint = [d for d in drawings if d["ratio"] < MIN_CONTRAST]
-    assert not faint, faint[:10]
+    assert not faint, (where, faint[:10])
     shrunk = [p for p in pictures if p["natural"] and p["shown"] < MIN_SCALE * p["natural"]]
-    assert len(pictures) >= min_pictures and not shrunk, (len(pictures), shrunk)
+    assert len(pictures) >= min_pictures and not shrunk, (where, len(pictures), shrunk)
     worst = min(t["ratio"] for t in texts)
-    print(f"readability: {len(texts)} texts (lowest contrast {worst:.1f}), {len(drawings)} drawing "
-          f"texts, {len(pictures)} pictures, none shrunk")
+    print(f"readability ({where}): {len(texts)} texts (lowest contrast {worst:.1f}), "
+          f"{len(drawings)} drawing texts, {len(pictures)} pictures, none shrunk")
 
 
 def test_viewers_in_jupyterlab(lab):
+    """One page in both themes: untrusted in each, run all, the round trips to the kernel once,
+    then readability and a screenshot in each (the theme switched in the page)."""
     from playwright.sync_api import sync_playwright
 
-    lab_url, theme = lab
     ARTIFACTS.mkdir(exist_ok=True)
     started = time.monotonic()
     with sync_playwright() as p:
@@ -284,8 +295,10 @@ def test_viewers_in_jupyterlab(lab):
             page = browser.new_page(viewport={"width": 1280, "height": 6400})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            open_notebook(page, lab_url)
-            check_untrusted(page, theme)
+            open_notebook(page, lab)
+            themes = themes_in_order(page)  # the page's theme (light), then the other
+            for theme in themes:
+                check_untrusted(page, theme)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             for selector in [
                 ".jp-RenderedSVG :is(svg, img)",  # static lineage (JupyterLab shows SVG as <img>)
@@ -313,12 +326,15 @@ def test_viewers_in_jupyterlab(lab):
             page.wait_for_selector(".lgc-hitl .lgc-svg g.node:has(title:text-is('c4'))",
                                    timeout=10000)
             page.wait_for_timeout(500)  # images decode
-            page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
-            assert_readable(page.evaluate(READABILITY_JS), min_pictures=3)
+            for theme in reversed(themes):  # the page's theme now first: no switch back
+                switch_theme(page, theme)
+                page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
+                assert_readable(page.evaluate(READABILITY_JS), min_pictures=3,
+                                where=f"run, {theme}")
             assert errors == [], errors
         finally:
             browser.close()
-    print(f"browser test ({theme}): {time.monotonic() - started:.1f} s")
+    print(f"browser test (both themes): {time.monotonic() - started:.1f} s")
 
 
 # in the running JupyterLab (one page load for all chapters): close every tab, wait until no
@@ -349,24 +365,28 @@ RENDERED = """() => {
 
 
 def test_every_chapter_reads_well_in_jupyterlab(course_lab):
+    """Every chapter opened once in one page and checked in both themes: in the page's theme,
+    then switched to the other (so chapters alternate the order and no switch goes back)."""
     from playwright.sync_api import sync_playwright
 
-    lab_url, theme = course_lab
     ARTIFACTS.mkdir(exist_ok=True)
     started = time.monotonic()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 6400})
-            page.goto(f"{lab_url}/lab?reset&token={TOKEN}")
+            page.goto(f"{course_lab}/lab?reset&token={TOKEN}")
             page.wait_for_function("() => window.jupyterapp", timeout=90000)
             page.evaluate("async () => { await window.jupyterapp.restored; }")
             for name in COURSE:  # a chapter as a student opens it: untrusted, not yet run
                 page.evaluate(OPEN_ALONE, f"{name}.ipynb")
                 page.wait_for_selector(".jp-RenderedImage img", timeout=60000)
-                page.wait_for_function(RENDERED, timeout=30000)
-                page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
-                assert_readable(page.evaluate(READABILITY_JS), min_pictures=1)
+                for theme in themes_in_order(page):
+                    switch_theme(page, theme)
+                    page.wait_for_function(RENDERED, timeout=30000)
+                    page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
+                    assert_readable(page.evaluate(READABILITY_JS), min_pictures=1,
+                                    where=f"{name}, {theme}")
         finally:
             browser.close()
-    print(f"browser test, chapters ({theme}): {time.monotonic() - started:.1f} s")
+    print(f"browser test, chapters (both themes): {time.monotonic() - started:.1f} s")

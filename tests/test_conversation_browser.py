@@ -1,7 +1,8 @@
-"""The conversation viewer in a real browser: JupyterLab's light and Dark themes in headless
-Debian chromium. The transcript renders, every text in it is readable (contrast >= 4.5, >= 12 px,
-measured as tests/test_browser.py measures), and markup in a message stays text: the <script> in
-it is shown, never run. The studio's frame shows the head's conversation too.
+"""The conversation viewer in a real browser: JupyterLab in headless Debian chromium. The
+notebook is run once; the transcript renders, markup in a message stays text (the <script> in it
+is shown, never run) and the studio's frame shows the head's conversation too. In the page's
+theme and again after switching the page to the other (light, Dark), every text of the
+transcript is readable (contrast >= 4.5, >= 12 px, measured as tests/test_browser.py measures).
 Screenshots: test-artifacts/conversation-{light,dark}.png."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser_checks import switch_theme, themes_in_order
 from tests.test_browser import (
-    ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, THEMES, jupyterlab, open_notebook,
+    ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, jupyterlab, open_notebook,
 )
 
 pytestmark = pytest.mark.browser
@@ -41,9 +43,9 @@ from lgcheckpoint.viz import Studio
 Studio(graph, config).widget()"""
 
 
-@pytest.fixture(params=list(THEMES))
-def lab(request, tmp_path):
-    """JupyterLab in one theme serving a notebook that shows a Conversation: (url, theme)."""
+@pytest.fixture
+def lab(tmp_path):
+    """JupyterLab serving a notebook that shows a Conversation; yields its URL."""
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL),
@@ -52,24 +54,33 @@ def lab(request, tmp_path):
                                  "language": "python"}
     path = tmp_path / "conversation.ipynb"
     nbformat.write(nb, path)
-    yield from jupyterlab(tmp_path, request.param, {"conversation": path})
+    yield from jupyterlab(tmp_path, {"conversation": path})
 
 
 def test_conversation_in_jupyterlab(lab):
+    """Run once; the transcript's readability and a screenshot in both themes, switched in the
+    page."""
     from playwright.sync_api import sync_playwright
 
-    url, theme = lab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 2400})
-            open_notebook(page, url, "conversation")
+            open_notebook(page, lab, "conversation")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector(".lgc-chat .lgc-turn.lgc-removed", timeout=60000)
             page.wait_for_selector(".lgc-studio .lgc-frame .lgc-chat", timeout=60000)
             page.wait_for_timeout(500)
-            page.screenshot(path=str(ARTIFACTS / f"conversation-{theme}.png"), full_page=True)
+            for theme in themes_in_order(page):
+                switch_theme(page, theme)
+                page.screenshot(path=str(ARTIFACTS / f"conversation-{theme}.png"),
+                                full_page=True)
+                found = page.evaluate(READABILITY_JS)
+                mine = [t for t in found["texts"]  # the transcripts' texts (the studio's: its own)
+                        if any(c in t["where"] for c in ("lgc-chat", "lgc-turn", "lgc-content"))]
+                low = [t for t in mine if t["ratio"] < 4.5 or t["size"] < 12]
+                assert len(mine) >= 8 and not low, (theme, low)
             chat = page.locator(".lgc-chat").first
             text = chat.inner_text()
             assert "<script>window.pwned = 1</script>" in text and "add <i>3</i>" in text
@@ -79,11 +90,6 @@ def test_conversation_in_jupyterlab(lab):
                 "(cards) => cards.map(c => c.className)")
             assert roles == ["lgc-turn lgc-human lgc-removed", "lgc-turn lgc-ai",
                              "lgc-turn lgc-tool", "lgc-turn lgc-ai"], roles
-            found = page.evaluate(READABILITY_JS)
-            mine = [t for t in found["texts"]  # the transcripts' texts (the studio's are its own)
-                    if any(c in t["where"] for c in ("lgc-chat", "lgc-turn", "lgc-content"))]
-            low = [t for t in mine if t["ratio"] < 4.5 or t["size"] < 12]
-            assert len(mine) >= 8 and not low, low
             studio_chat = page.locator(".lgc-studio .lgc-frame .lgc-chat").inner_text()
             assert "<script>window.pwned = 1</script>" in studio_chat  # the head: h-1 is gone
         finally:
