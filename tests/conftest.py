@@ -10,16 +10,20 @@ import pytest
 
 RELIABILITY_FIGURES = Path(__file__).resolve().parent.parent / "test-artifacts" / "reliability.txt"
 # `pytest` alone runs the whole suite on this many pytest-xdist workers (`-n 0` runs it serially):
-# most of its time is spent waiting on kernels, subprocesses, Postgres and the browser, so a
-# 2-core machine keeps more than 2 workers busy
+# a worker often waits on a kernel, a subprocess, Postgres or the browser, so on a 2-core machine
+# 4 workers keep both cores busy (as /proc/stat shows over a whole run)
 WORKERS = 4
 # on workers each file is one unit (a notebook's cells share a kernel, a module's fixtures are
-# built once) except in these, whose tests take minutes each; the longest units start first, so
-# no worker is left with one at the end while the others idle
+# built once) except in these, whose tests take a minute each; the longest units start first (as
+# measured on a whole run), so no worker is left with one at the end while the others idle
 ONE_UNIT_EACH = ("tests/test_browser.py",)
-START_FIRST = ("tests/test_langgraph_suite.py", "tests/test_browser.py", "tests/test_wheel.py",
-               "tests/test_website.py", "tests/test_cli_terminal.py",
-               "tests/test_studio_browser.py")
+START_FIRST = ("tests/test_website.py", "tests/test_notebooks_guard.py",
+               "tests/reliability/test_crash_resume.py", "tests/test_browser.py",
+               "tests/test_langgraph_suite.py", "tests/test_swap.py", "tests/test_wheel.py",
+               "tests/test_studio_browser.py", "tests/test_course_browser.py",
+               "tests/differential/test_savers.py", "tests/test_viz_hostile.py",
+               "tests/test_conversation_browser.py", "tests/test_postgres_saver.py",
+               "tests/reliability/test_two_humans.py", "tests/test_cli_terminal.py")
 
 POSTGRES_URI = os.environ.get(
     "LGCHECKPOINT_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"

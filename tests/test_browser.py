@@ -38,7 +38,6 @@ import pytest
 
 from lgcheckpoint.viz import palette
 from tests.browser_checks import THEMES, switch_theme, themes_in_order
-from tests.once import once
 
 pytestmark = pytest.mark.browser
 HERE = Path(__file__).parent
@@ -132,7 +131,9 @@ def executed_notebook(tmp_path_factory) -> Path:
                        resources={"metadata": {"path": str(folder)}}).execute()
         nbformat.write(nb, folder / "viewers.ipynb")
 
-    return once(tmp_path_factory, "executed-viewers", execute) / "viewers.ipynb"
+    folder = tmp_path_factory.mktemp("executed-viewers")
+    execute(folder)
+    return folder / "viewers.ipynb"
 
 
 CHAPTERS = ["04_versions_seen", "12_inspect_langgraph_db"]  # course chapters that show viewers
@@ -157,7 +158,9 @@ def executed_chapters(tmp_path_factory) -> Path:
                            resources={"metadata": {"path": str(folder)}}).execute()
             nbformat.write(nb, path)
 
-    return once(tmp_path_factory, "executed-course", execute) / "notebooks"
+    course = tmp_path_factory.mktemp("executed-course")
+    execute(course)
+    return course / "notebooks"
 
 
 @pytest.fixture
