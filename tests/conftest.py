@@ -11,8 +11,9 @@ import pytest
 RELIABILITY_FIGURES = Path(__file__).resolve().parent.parent / "test-artifacts" / "reliability.txt"
 # `pytest` alone runs the whole suite on this many pytest-xdist workers (`-n 0` runs it serially):
 # a worker often waits on a kernel, a subprocess, Postgres or the browser, so on a 2-core machine
-# 4 workers keep both cores busy (as /proc/stat shows over a whole run)
-WORKERS = 4
+# 3 workers keep both cores busy (/proc/stat over a whole run: 18 of 633 core-seconds idle); 4
+# took 5 % more CPU (contention) and finished later
+WORKERS = 3
 # on workers each file is one unit (a notebook's cells share a kernel, a module's fixtures are
 # built once) except in these, whose tests take a minute each; the longest units start first (as
 # measured on a whole run), so no worker is left with one at the end while the others idle
