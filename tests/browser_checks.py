@@ -1,11 +1,15 @@
 """Measurements the browser tests take in the page: the WCAG contrast of chosen texts against
 the colours they are rendered on, and whether a table fits its output or scrolls (never cut).
 And the switch between JupyterLab's light and Dark themes in an open page, so that one page (one
-server, one chromium, one notebook render or kernel run) is measured in both."""
+server, one chromium, one notebook render or kernel run) is measured in both. And the
+screenshots a person looks at, kept when the run asks for them."""
 
 from __future__ import annotations
 
 MIN_CONTRAST = 4.5  # WCAG AA for body text
+# `pytest --screenshots` (tests/conftest.py) sets this: every page the browser tests check is then
+# kept as a PNG in test-artifacts/ to look at; without it they are taken only where a check fails
+SCREENSHOTS = False
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 # ([theme name, is light]) -> the theme is applied and shown: JupyterLab names it on <body> once
@@ -117,3 +121,12 @@ def switch_theme(page, theme: str) -> None:
                            polling=100)
     # two frames: JupyterLab re-fits the shown shell in one, the browser lays it out by the next
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def keep_screenshot(target, path, failed: bool = False, **options) -> None:
+    """Save a screenshot of a page or an element to ``path`` when the run asked for them, or when
+    a check just ``failed``: a full page costs about a third of a CPU second, and only a person
+    reads it (the checks read the page itself)."""
+    if SCREENSHOTS or failed:
+        path.parent.mkdir(exist_ok=True)
+        target.screenshot(path=str(path), **options)

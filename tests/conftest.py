@@ -112,6 +112,14 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_addoption(parser):
     parser.addoption("--lesson", default=None, metavar="NN",
                      help="run only the tests of one course chapter, e.g. --lesson 04")
+    parser.addoption("--screenshots", action="store_true",
+                     help="keep a PNG of every page the browser tests check, in test-artifacts/")
+
+
+def pytest_configure(config):
+    from tests import browser_checks
+
+    browser_checks.SCREENSHOTS = config.getoption("--screenshots")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -17,8 +17,8 @@ A second test (its own server, so the two run on parallel workers) opens every c
 untrusted as committed (04 and 12, which show viewers, freshly executed by nbclient), once each:
 it gets the same readability checks in the theme the page is in, then in the other (chapters
 alternate the order, so no switch goes back), and must show at least one picture.
-Screenshots: test-artifacts/viewers-{light,dark}.png, viewers-untrusted-{light,dark}.png and
-<chapter>-{light,dark}.png.
+Screenshots (with `pytest --screenshots`, and where a check fails): test-artifacts/
+viewers-{light,dark}.png, viewers-untrusted-{light,dark}.png and <chapter>-{light,dark}.png.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from lgcheckpoint.viz import palette
-from tests.browser_checks import THEMES, switch_theme, themes_in_order
+from tests.browser_checks import THEMES, keep_screenshot, switch_theme, themes_in_order
 
 pytestmark = pytest.mark.browser
 HERE = Path(__file__).parent
@@ -261,11 +261,14 @@ def check_untrusted(page, theme: str) -> None:
     """Opened before running: the stored outputs are untrusted; each viewer must show its PNG
     (checked in ``theme``, switched to first)."""
     switch_theme(page, theme)
+    shot = ARTIFACTS / f"viewers-untrusted-{theme}.png"
     try:
         page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output"
                                f" :is(img, table)').length >= {VIEWER_CELLS}", timeout=30000)
-    finally:
-        page.screenshot(path=str(ARTIFACTS / f"viewers-untrusted-{theme}.png"), full_page=True)
+    except Exception:
+        keep_screenshot(page, shot, failed=True, full_page=True)  # what was shown instead
+        raise
+    keep_screenshot(page, shot, full_page=True)
     assert page.locator(".jp-RenderedSVG").count() == 0  # JupyterLab renders no untrusted SVG
     assert_readable(page.evaluate(READABILITY_JS), min_pictures=5, where=f"untrusted, {theme}")
 
@@ -331,7 +334,7 @@ def test_viewers_in_jupyterlab(lab):
             page.wait_for_timeout(500)  # images decode
             for theme in reversed(themes):  # the page's theme now first: no switch back
                 switch_theme(page, theme)
-                page.screenshot(path=str(ARTIFACTS / f"viewers-{theme}.png"), full_page=True)
+                keep_screenshot(page, ARTIFACTS / f"viewers-{theme}.png", full_page=True)
                 assert_readable(page.evaluate(READABILITY_JS), min_pictures=3,
                                 where=f"run, {theme}")
             assert errors == [], errors
@@ -387,9 +390,14 @@ def test_every_chapter_reads_well_in_jupyterlab(course_lab):
                 for theme in themes_in_order(page):
                     switch_theme(page, theme)
                     page.wait_for_function(RENDERED, timeout=30000)
-                    page.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"), full_page=True)
-                    assert_readable(page.evaluate(READABILITY_JS), min_pictures=1,
-                                    where=f"{name}, {theme}")
+                    shot = ARTIFACTS / f"{name}-{theme}.png"
+                    try:
+                        assert_readable(page.evaluate(READABILITY_JS), min_pictures=1,
+                                        where=f"{name}, {theme}")
+                    except AssertionError:
+                        keep_screenshot(page, shot, failed=True, full_page=True)
+                        raise
+                    keep_screenshot(page, shot, full_page=True)
         finally:
             browser.close()
     print(f"browser test, chapters (both themes): {time.monotonic() - started:.1f} s")

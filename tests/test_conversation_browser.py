@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_checks import switch_theme, themes_in_order
+from tests.browser_checks import keep_screenshot, switch_theme, themes_in_order
 from tests.test_browser import (
     ARGS, ARTIFACTS, CHROMIUM, READABILITY_JS, jupyterlab, open_notebook,
 )
@@ -74,8 +74,7 @@ def test_conversation_in_jupyterlab(lab):
             page.wait_for_timeout(500)
             for theme in themes_in_order(page):
                 switch_theme(page, theme)
-                page.screenshot(path=str(ARTIFACTS / f"conversation-{theme}.png"),
-                                full_page=True)
+                keep_screenshot(page, ARTIFACTS / f"conversation-{theme}.png", full_page=True)
                 found = page.evaluate(READABILITY_JS)
                 mine = [t for t in found["texts"]  # the transcripts' texts (the studio's: its own)
                         if any(c in t["where"] for c in ("lgc-chat", "lgc-turn", "lgc-content"))]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_checks import (
-    assert_contrast, assert_tables_fit_or_scroll, switch_theme, themes_in_order,
+    assert_contrast, assert_tables_fit_or_scroll, keep_screenshot, switch_theme, themes_in_order,
 )
 from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM, TOKEN, running_lab
 
@@ -137,7 +137,7 @@ def test_chapter_15_studio_is_alive_after_restart_and_run_all(course_lab):
                 assert_tables_fit_or_scroll(page, ".lgc-studio table.lgc-table")
                 assert_contrast(page, [".lgc-studio .lgc-status", ".lgc-studio .lgc-frame"])
                 page.wait_for_timeout(500)
-                studio.screenshot(path=str(ARTIFACTS / f"course-15-studio-{theme}.png"))
+                keep_screenshot(studio, ARTIFACTS / f"course-15-studio-{theme}.png")
             assert errors == [], errors
         finally:
             browser.close()
@@ -167,11 +167,11 @@ def test_chapter_00_version_table_fits_or_scrolls_after_restart_and_run_all(cour
                 found = assert_tables_fit_or_scroll(page, ".jp-OutputArea-output table.lgc-table")
                 print(f"chapter 00 version tables ({theme}): {found}")
                 page.wait_for_timeout(300)
-                page.locator(".jp-OutputArea-output:has(table.lgc-table)").first.screenshot(
-                    path=str(ARTIFACTS / f"course-00-table-{theme}.png"))
+                keep_screenshot(page.locator(".jp-OutputArea-output:has(table.lgc-table)").first,
+                                ARTIFACTS / f"course-00-table-{theme}.png")
                 solution.scroll_into_view_if_needed()
                 assert solution.get_attribute("open") is None
                 page.wait_for_timeout(300)
-                page.screenshot(path=str(ARTIFACTS / f"course-00-exercise-{theme}.png"))
+                keep_screenshot(page, ARTIFACTS / f"course-00-exercise-{theme}.png")
         finally:
             browser.close()

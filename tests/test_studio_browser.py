@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.browser_checks import assert_contrast, assert_tables_fit_or_scroll
+from tests.browser_checks import assert_contrast, assert_tables_fit_or_scroll, keep_screenshot
 from tests.test_browser import ARGS, CHROMIUM, free_port
 
 pytestmark = pytest.mark.browser
@@ -125,7 +125,7 @@ def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
             assert edit.input_value() == ""  # not prefilled with the question
             assert edit.bounding_box()["width"] >= 400, edit.bounding_box()
             ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "studio-interrupt-light.png"), full_page=True)
+            keep_screenshot(page, ARTIFACTS / "studio-interrupt-light.png", full_page=True)
             assert_contrast(page, [".lgc-question", ".lgc-edit .widget-label"])
             assert_tables_fit_or_scroll(page, ".lgc-studio table.lgc-table")
             page.locator(".lgc-interrupts button.lgc-approve").dblclick()  # a double click
@@ -155,7 +155,7 @@ def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
                                    timeout=30000)
             assert "refused" not in status.inner_text()
             assert_tables_fit_or_scroll(page, ".lgc-studio table.lgc-table")
-            page.screenshot(path=str(ARTIFACTS / "studio-light.png"), full_page=True)
+            keep_screenshot(page, ARTIFACTS / "studio-light.png", full_page=True)
             history = read_history(db)
             assert len(history) == 7 and history["c5"].source == "update"
             assert history["c5"].parent == "c2" and history["c6"].values["days"] == 5
@@ -169,7 +169,7 @@ def test_the_studio_page_steps_breaks_answers_and_forks(studio_page):
             dark.wait_for_selector(".lgc-interrupts:has-text('Approve this plan?')",
                                    timeout=60000)
             dark.wait_for_timeout(500)
-            dark.screenshot(path=str(ARTIFACTS / "studio-dark.png"), full_page=True)
+            keep_screenshot(dark, ARTIFACTS / "studio-dark.png", full_page=True)
             assert_contrast(dark, [".lgc-question", ".lgc-edit .widget-label", ".lgc-status"])
             assert_tables_fit_or_scroll(dark, ".lgc-studio table.lgc-table")
             assert errors == [], errors
