@@ -14,9 +14,9 @@ JupyterLab's own theme command, so both cost one server, one chromium and one re
   (10 pt at 100 dpi, 13.9 px) stays >= 12 px (JupyterLab scales a picture wider than the output
   area).
 A second test (its own server, so the two run on parallel workers) opens every course chapter
-untrusted as committed (04 and 12, which show viewers, freshly executed by nbclient), once each:
-it gets the same readability checks in the theme the page is in, then in the other (chapters
-alternate the order, so no switch goes back), and must show at least one picture.
+untrusted as committed, with no kernel (04 and 12, which show viewers, freshly executed by
+nbclient), once each: it gets the same readability checks in the theme the page is in, then in
+the other (chapters alternate the order, so no switch goes back), and must show a picture.
 Screenshots (with `pytest --screenshots`, and where a check fails): test-artifacts/
 viewers-{light,dark}.png, viewers-untrusted-{light,dark}.png and <chapter>-{light,dark}.png.
 """
@@ -344,13 +344,15 @@ def test_viewers_in_jupyterlab(lab):
 
 
 # in the running JupyterLab (one page load for all chapters): close every tab, wait until no
-# notebook is left in the page, open the next one
+# notebook is left in the page, open the next one, with no kernel (nothing runs in this test:
+# a kernel per chapter would only cost a CPU second each)
 OPEN_ALONE = """
 async (path) => {
   const app = window.jupyterapp;
   await app.commands.execute("application:close-all");
   while (document.querySelector(".jp-Notebook")) await new Promise((r) => setTimeout(r, 50));
-  const widget = await app.commands.execute("docmanager:open", {path});
+  const widget = await app.commands.execute(
+    "docmanager:open", {path, kernelPreference: {shouldStart: false, canStart: false}});
   await widget.context.ready;
 }
 """
