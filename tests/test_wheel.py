@@ -54,8 +54,7 @@ def wheel_in_new_venv(work: Path, env: dict, extras: str = "") -> tuple[Path, Pa
         else:
             src.mkdir(exist_ok=True)
             shutil.copy(ROOT / name, src / name)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work / "dist", src],
-        work, env)
+    run([sys.executable, "-m", "uv", "build", "-q", "--wheel", "-o", work / "dist", src], work, env)
     (wheel,) = (work / "dist").glob("lgcheckpoint-*.whl")
     run([sys.executable, "-m", "venv", "--without-pip", work / "venv"], work, env)
     bin_ = work / "venv" / "bin"
