@@ -41,6 +41,8 @@ autodoc_default_options = {"members": True, "ignore-module-all": True}
 suppress_warnings = ["ref.python"]
 
 html_theme = "sphinx_book_theme"
+html_static_path = ["_static"]
+html_css_files = ["site.css"]  # long names in the page contents wrap
 html_title = "lgcheckpoint: how LangGraph's checkpoints work"
 html_theme_options = {"show_toc_level": 2, "home_page_in_toc": True,
                       "max_navbar_depth": 1}  # the sidebar lists pages, not their sections
