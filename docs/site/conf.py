@@ -31,8 +31,8 @@ myst_heading_anchors = 3  # links to a heading of another page, as GitHub render
 
 autodoc_member_order = "bysource"  # a module reads top to bottom, so does its reference
 # the page contents list the API page's 125 modules, not its 2,400 functions and classes:
-# that list was too long to read, and copying it into every page's sidebar was a third of
-# the build
+# that list was too long to read, and copying it into every page's sidebar was more than a
+# third of the build time
 toc_object_entries = False
 # each object once, where it is defined (a re-export, e.g. the deprecated pregel/types.py, is not
 # documented again)
