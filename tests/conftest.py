@@ -1,5 +1,6 @@
 """Shared fixtures (a real Postgres database per test session or worker, a SQLite file per test),
-``--lesson NN``, and the whole suite on parallel workers when ``pytest`` runs it all."""
+``--lesson NN``, ``--screenshots``, and the whole suite on parallel workers when ``pytest`` runs
+it all."""
 
 import os
 import sys
@@ -7,6 +8,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests import browser_checks
 
 RELIABILITY_FIGURES = Path(__file__).resolve().parent.parent / "test-artifacts" / "reliability.txt"
 # `pytest` alone runs the whole suite on this many pytest-xdist workers (`-n 0` runs it serially):
@@ -117,8 +120,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from tests import browser_checks
-
     browser_checks.SCREENSHOTS = config.getoption("--screenshots")
 
 
